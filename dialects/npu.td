@@ -1,0 +1,342 @@
+//===- npu.td - the npu dialect ----------------------------*- tablegen -*-===//
+//
+// The one definition of the `npu` dialect: a systolic-array NPU with on-chip
+// SRAM (memory space 1), DMA engines between DRAM and SRAM, a matrix unit and
+// a vector unit. The Python op classes, the IRDL registration module and
+// docs/npu-dialect.md are generated from this file (`utils/generate.py`).
+//
+// The dialect is registered at run time through IRDL, so its ops print in
+// generic form. IRDL checks operand/result counts and kinds and required
+// attributes; semantic checks (SRAM placement, shapes, token use, offsets)
+// live in the `npu-verify` pass.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NPU_OPS
+#define NPU_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinTypes.td"
+include "mlir/IR/CommonAttrConstraints.td"
+
+def Npu_Dialect : Dialect {
+  let name = "npu";
+  let cppNamespace = "::npu";
+  let summary = "A systolic-array NPU: SRAM tiles, DMA with tokens, matrix and vector units";
+  let description = [{
+    Programs in this dialect move tiles between DRAM (memory space 0) and the
+    NPU's SRAM (memory space 1) with asynchronous DMA, synchronise on
+    completion tokens, and compute on SRAM tiles with the matrix unit
+    (matmul, conv2d) and the vector unit (elementwise, activation, pooling,
+    layout transforms, requantisation).
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Types and attribute constraints
+//===----------------------------------------------------------------------===//
+
+class Npu_Type<string name, string typeMnemonic> : TypeDef<Npu_Dialect, name> {
+  let mnemonic = typeMnemonic;
+}
+
+def Npu_TokenType : Npu_Type<"Token", "token"> {
+  let summary = "completion token of an asynchronous DMA transfer";
+  let description = [{
+    Produced by `npu.dma_load` / `npu.dma_store`, consumed by `npu.wait`.
+    Data moved by a DMA may be used only after a wait on its token.
+  }];
+}
+
+// A string attribute restricted to a fixed set of values. The IRDL generator
+// turns `cases` into an `irdl.any_of` of `irdl.is` constraints, so the parser
+// rejects any other value.
+class Npu_StrEnum<string enumName, list<string> enumCases>
+    : StringBasedAttr<CPred<"::llvm::isa<::mlir::StringAttr>($_self)">,
+                      "one of: " # !interleave(enumCases, ", ")> {
+  string name = enumName;
+  list<string> cases = enumCases;
+}
+
+def Npu_ActivationAttr : Npu_StrEnum<"activation",
+    ["none", "relu", "relu6", "clip", "gelu", "sigmoid", "tanh"]>;
+def Npu_BinaryKindAttr : Npu_StrEnum<"binary_kind",
+    ["add", "sub", "mul", "max", "min"]>;
+def Npu_PoolKindAttr : Npu_StrEnum<"pool_kind", ["max", "avg"]>;
+
+class Npu_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Npu_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// SRAM buffers
+//===----------------------------------------------------------------------===//
+
+def Npu_AllocOp : Npu_Op<"alloc"> {
+  let summary = "allocate a buffer in SRAM";
+  let description = [{
+    Allocates a statically shaped buffer in SRAM (memory space 1). `offset`,
+    when present, is the buffer's byte offset in SRAM, assigned by the SRAM
+    allocator; a program without offsets is placed by the simulator.
+
+    ```mlir
+    %a = "npu.alloc"() {offset = 0 : i64} : () -> memref<64x64xf16, 1>
+    ```
+  }];
+  let arguments = (ins OptionalAttr<I64Attr>:$offset);
+  let results = (outs AnyMemRef:$buffer);
+}
+
+def Npu_DeallocOp : Npu_Op<"dealloc"> {
+  let summary = "release an SRAM buffer";
+  let description = [{
+    Ends the lifetime of a buffer made by `npu.alloc`; its SRAM may be reused.
+
+    ```mlir
+    "npu.dealloc"(%a) : (memref<64x64xf16, 1>) -> ()
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$buffer);
+}
+
+//===----------------------------------------------------------------------===//
+// DMA and synchronisation
+//===----------------------------------------------------------------------===//
+
+def Npu_DmaLoadOp : Npu_Op<"dma_load"> {
+  let summary = "asynchronous copy DRAM -> SRAM";
+  let description = [{
+    Starts a copy of a DRAM (sub)view into an SRAM buffer of the same shape
+    on DMA channel `channel` and returns its completion token. The SRAM data
+    may be read only after an `npu.wait` on the token.
+
+    ```mlir
+    %t = "npu.dma_load"(%src, %dst) {channel = 0 : i64}
+        : (memref<64x64xf16, strided<[1024, 1], offset: ?>>, memref<64x64xf16, 1>) -> !npu.token
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$source, AnyMemRef:$target, I64Attr:$channel);
+  let results = (outs Npu_TokenType:$token);
+}
+
+def Npu_DmaStoreOp : Npu_Op<"dma_store"> {
+  let summary = "asynchronous copy SRAM -> DRAM";
+  let description = [{
+    Starts a copy of an SRAM buffer into a DRAM (sub)view of the same shape
+    on DMA channel `channel` and returns its completion token.
+
+    ```mlir
+    %t = "npu.dma_store"(%src, %dst) {channel = 1 : i64}
+        : (memref<64x64xf32, 1>, memref<64x64xf32, strided<[1024, 1], offset: ?>>) -> !npu.token
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$source, AnyMemRef:$target, I64Attr:$channel);
+  let results = (outs Npu_TokenType:$token);
+}
+
+def Npu_WaitOp : Npu_Op<"wait"> {
+  let summary = "wait for DMA transfers to complete";
+  let description = [{
+    Blocks issue of later ops until every given token's transfer is complete.
+
+    ```mlir
+    "npu.wait"(%t0, %t1) : (!npu.token, !npu.token) -> ()
+    ```
+  }];
+  let arguments = (ins Variadic<Npu_TokenType>:$tokens);
+}
+
+def Npu_BarrierOp : Npu_Op<"barrier"> {
+  let summary = "wait until every engine is idle";
+  let description = [{
+    Later ops issue only when all DMA channels, the matrix unit and the vector
+    unit have finished everything issued before the barrier.
+
+    ```mlir
+    "npu.barrier"() : () -> ()
+    ```
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix unit
+//===----------------------------------------------------------------------===//
+
+def Npu_MatmulOp : Npu_Op<"matmul"> {
+  let summary = "tile matrix multiply on the systolic array";
+  let description = [{
+    `output[M,N] = (accumulate ? output : 0) + lhs[M,K] * rhs[K,N]`, then, when
+    given, `+ bias[N]` and the `activation` epilogue. Inputs are fp16, fp32 or
+    int8; the output is the accumulator type (fp32 for fp16/fp32, i32 for i8)
+    or the input type. `clip_min`/`clip_max` bound the `clip` activation. All
+    operands are SRAM tiles.
+
+    ```mlir
+    "npu.matmul"(%a, %b, %c) {accumulate = true, activation = "none"}
+        : (memref<64x32xf16, 1>, memref<32x64xf16, 1>, memref<64x64xf32, 1>) -> ()
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$lhs, AnyMemRef:$rhs, AnyMemRef:$output,
+                       Optional<AnyMemRef>:$bias,
+                       BoolAttr:$accumulate, Npu_ActivationAttr:$activation,
+                       OptionalAttr<F64Attr>:$clip_min,
+                       OptionalAttr<F64Attr>:$clip_max);
+}
+
+def Npu_Conv2dOp : Npu_Op<"conv2d"> {
+  let summary = "tile 2-D convolution on the systolic array";
+  let description = [{
+    NHWC input tile (halo and padding included), HWCF filter, NHWC output:
+    `output[n,oh,ow,f] = (accumulate ? output : 0) +
+     sum input[n, oh*sh + kh*dh, ow*sw + kw*dw, c] * filter[kh,kw,c,f]`,
+    then the optional `bias[F]` and `activation` epilogue. The output size
+    follows from `(H - dh*(KH-1) - 1) / sh + 1`.
+
+    ```mlir
+    "npu.conv2d"(%in, %w, %out) {accumulate = false, activation = "relu",
+                                 strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>}
+        : (memref<1x10x10x16xf16, 1>, memref<3x3x16x32xf16, 1>, memref<1x8x8x32xf32, 1>) -> ()
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$filter, AnyMemRef:$output,
+                       Optional<AnyMemRef>:$bias,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                       BoolAttr:$accumulate, Npu_ActivationAttr:$activation,
+                       OptionalAttr<F64Attr>:$clip_min,
+                       OptionalAttr<F64Attr>:$clip_max);
+}
+
+//===----------------------------------------------------------------------===//
+// Vector unit
+//===----------------------------------------------------------------------===//
+
+def Npu_DepthwiseConv2dOp : Npu_Op<"depthwise_conv2d"> {
+  let summary = "tile depthwise 2-D convolution on the vector unit";
+  let description = [{
+    NHWC input tile (halo included), HWC filter, NHWC output with the input's
+    channels: each channel is convolved with its own KHxKW window. Optional
+    `bias[C]` and `activation` epilogue.
+
+    ```mlir
+    "npu.depthwise_conv2d"(%in, %w, %out) {activation = "relu6",
+                                           strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>}
+        : (memref<1x17x17x32xf16, 1>, memref<3x3x32xf16, 1>, memref<1x8x8x32xf16, 1>) -> ()
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$filter, AnyMemRef:$output,
+                       Optional<AnyMemRef>:$bias,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                       Npu_ActivationAttr:$activation,
+                       OptionalAttr<F64Attr>:$clip_min,
+                       OptionalAttr<F64Attr>:$clip_max);
+}
+
+def Npu_ElementwiseOp : Npu_Op<"elementwise"> {
+  let summary = "elementwise binary op on SRAM tiles";
+  let description = [{
+    `output = lhs <kind> rhs` with `kind` one of add, sub, mul, max, min. `rhs`
+    broadcasts to the output shape by numpy rules.
+
+    ```mlir
+    "npu.elementwise"(%a, %b, %c) {kind = "add"}
+        : (memref<8x64xf16, 1>, memref<8x64xf16, 1>, memref<8x64xf16, 1>) -> ()
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$lhs, AnyMemRef:$rhs, AnyMemRef:$output,
+                       Npu_BinaryKindAttr:$kind);
+}
+
+def Npu_ActivationOp : Npu_Op<"activation"> {
+  let summary = "activation function on an SRAM tile";
+  let description = [{
+    `output = kind(input)`; `clip` (and `relu6`, which is `clip` to [0, 6])
+    bounds come from `clip_min`/`clip_max`.
+
+    ```mlir
+    "npu.activation"(%a, %b) {kind = "gelu"} : (memref<8x64xf16, 1>, memref<8x64xf16, 1>) -> ()
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$output,
+                       Npu_ActivationAttr:$kind,
+                       OptionalAttr<F64Attr>:$clip_min,
+                       OptionalAttr<F64Attr>:$clip_max);
+}
+
+def Npu_Pool2dOp : Npu_Op<"pool2d"> {
+  let summary = "2-D max or average pooling on an NHWC SRAM tile";
+  let description = [{
+    Pools KHxKW windows (`window`) with `strides` over an NHWC input tile
+    whose padding is included. `avg` divides by the window size.
+
+    ```mlir
+    "npu.pool2d"(%in, %out) {kind = "max", window = array<i64: 3, 3>, strides = array<i64: 2, 2>}
+        : (memref<1x17x17x64xf16, 1>, memref<1x8x8x64xf16, 1>) -> ()
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$output,
+                       Npu_PoolKindAttr:$kind,
+                       DenseI64ArrayAttr:$window, DenseI64ArrayAttr:$strides);
+}
+
+def Npu_TransposeOp : Npu_Op<"transpose"> {
+  let summary = "permute the dimensions of an SRAM tile (layout transform)";
+  let description = [{
+    `output[i_perm(0), ..., i_perm(n-1)] = input[i_0, ..., i_n-1]`, i.e.
+    `output = numpy.transpose(input, permutation)`; NCHW <-> NHWC is a
+    transpose with permutation [0, 2, 3, 1] or [0, 3, 1, 2].
+
+    ```mlir
+    "npu.transpose"(%in, %out) {permutation = array<i64: 1, 0>}
+        : (memref<32x64xf16, 1>, memref<64x32xf16, 1>) -> ()
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$output,
+                       DenseI64ArrayAttr:$permutation);
+}
+
+def Npu_Im2colOp : Npu_Op<"im2col"> {
+  let summary = "unfold NHWC conv windows into GEMM rows";
+  let description = [{
+    For an NHWC input tile, writes one row per output pixel (N*OH*OW rows)
+    holding its KH*KW*C window values, ordered (kh, kw, c), so that a conv
+    becomes a matmul with the HWCF filter reshaped to (KH*KW*C) x F.
+
+    ```mlir
+    "npu.im2col"(%in, %cols) {window = array<i64: 3, 3>, strides = array<i64: 1, 1>,
+                              dilations = array<i64: 1, 1>}
+        : (memref<1x6x6x8xf16, 1>, memref<16x72xf16, 1>) -> ()
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$output,
+                       DenseI64ArrayAttr:$window, DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$dilations);
+}
+
+def Npu_FillOp : Npu_Op<"fill"> {
+  let summary = "fill an SRAM tile with a constant";
+  let description = [{
+    Sets every element of `output` to `value` (converted to its element type).
+
+    ```mlir
+    "npu.fill"(%a) {value = 0.0 : f64} : (memref<64x64xf32, 1>) -> ()
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$output, F64Attr:$value);
+}
+
+def Npu_RequantizeOp : Npu_Op<"requantize"> {
+  let summary = "int32 -> int8 requantisation";
+  let description = [{
+    `output = clamp(round_half_even(input * scale) + zero_point, -128, 127)`
+    for an i32 input tile and an i8 output tile.
+
+    ```mlir
+    "npu.requantize"(%acc, %out) {scale = 0.0125 : f64, zero_point = 3 : i64}
+        : (memref<64x64xi32, 1>, memref<64x64xi8, 1>) -> ()
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$output,
+                       F64Attr:$scale, I64Attr:$zero_point);
+}
+
+#endif // NPU_OPS

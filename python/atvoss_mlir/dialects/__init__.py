@@ -1,0 +1,1 @@
+"""Dialects defined by atvoss-mlir."""
