@@ -154,14 +154,18 @@ def generate_irdl(records: dict) -> str:
     return "\n".join(out)
 
 
-def generate_all(mlir_tblgen: str, llvm_tblgen: str, include_dir: str) -> dict[str, str]:
-    includes = ["-I", include_dir, "-I", str(TD_FILE.parent)]
-    records = json.loads(_run([llvm_tblgen, "--dump-json", *includes, str(TD_FILE)]))
+def generate_all(mlir_tblgen: str | None = None, llvm_tblgen: str | None = None,
+                 include_dir: str | None = None, td_file: Path = TD_FILE) -> dict[str, str]:
+    mlir_tblgen = mlir_tblgen or tool_path("mlir-tblgen")
+    llvm_tblgen = llvm_tblgen or tool_path("llvm-tblgen")
+    includes = ["-I", include_dir or mlir_include_dir(), "-I", str(td_file.parent)]
+    records = json.loads(_run([llvm_tblgen, "--dump-json", *includes, str(td_file)]))
     return {
         "python": _run([mlir_tblgen, "-gen-python-op-bindings", f"-bind-dialect={DIALECT}",
-                        *includes, str(TD_FILE)]),
+                        *includes, str(td_file)]),
         "irdl": generate_irdl(records),
-        "doc": _run([mlir_tblgen, "-gen-dialect-doc", f"-dialect={DIALECT}", *includes, str(TD_FILE)]),
+        "doc": _run([mlir_tblgen, "-gen-dialect-doc", f"-dialect={DIALECT}",
+                     *includes, str(td_file)]),
     }
 
 
@@ -179,9 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--include-dir", default=None, help="MLIR ODS include directory")
     args = parser.parse_args(argv)
     try:
-        generated = generate_all(args.mlir_tblgen or tool_path("mlir-tblgen"),
-                                 args.llvm_tblgen or tool_path("llvm-tblgen"),
-                                 args.include_dir or mlir_include_dir())
+        generated = generate_all(args.mlir_tblgen, args.llvm_tblgen, args.include_dir)
     except (GenerationError, FileNotFoundError) as err:
         print(f"{TD_FILE}: error: {err}", file=sys.stderr)
         return 1

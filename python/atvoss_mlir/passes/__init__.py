@@ -1,0 +1,98 @@
+"""The registry of atvoss-mlir passes.
+
+A pass is a frozen dataclass whose fields are its options, parsed from
+`name{option=value ...}`; its `run(module, context)` reports problems through
+`context.diagnostics` (errors fail the pass). One module per pass, named after
+its argument (`npu-verify` -> `npu_verify.py`), loaded lazily.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from mlir import ir
+
+from ..diagnostics import DiagnosticEngine
+from ..target import DEFAULT_TARGET, NpuTarget
+
+# pass argument -> "module:ClassName" under atvoss_mlir.passes
+_REGISTRY = {
+    "npu-verify": "npu_verify:NpuVerify",
+}
+
+
+class PassOptionError(ValueError):
+    pass
+
+
+@dataclass
+class PassContext:
+    """What every pass of one compilation shares."""
+
+    target: NpuTarget = DEFAULT_TARGET
+    diagnostics: DiagnosticEngine = field(default_factory=DiagnosticEngine)
+    # Tracebacks of exceptions a pass raised, for --debug output.
+    internal_errors: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ModulePass:
+    argument: ClassVar[str]
+    summary: ClassVar[str]
+
+    def run(self, module: ir.Operation, context: PassContext) -> None:
+        raise NotImplementedError
+
+    @classmethod
+    def options(cls) -> list[dataclasses.Field]:
+        return list(dataclasses.fields(cls))
+
+    @classmethod
+    def from_options(cls, options: dict[str, str]) -> "ModulePass":
+        fields = {f.name.replace("_", "-"): f for f in cls.options()}
+        values = {}
+        for key, text in options.items():
+            f = fields.get(key)
+            if f is None:
+                known = ", ".join(sorted(fields)) or "none"
+                raise PassOptionError(f"pass '{cls.argument}' has no option '{key}' "
+                                      f"(options: {known})")
+            values[f.name] = _convert_option(cls.argument, key, f, text)
+        return cls(**values)
+
+
+def _convert_option(pass_name: str, key: str, f: dataclasses.Field, text: str):
+    kind = f.type if isinstance(f.type, str) else f.type.__name__
+    try:
+        if kind == "bool":
+            if text not in ("true", "false", "1", "0"):
+                raise ValueError
+            return text in ("true", "1")
+        if kind == "int":
+            return int(text)
+        if kind == "float":
+            return float(text)
+        if kind == "str":
+            return text
+        if kind == "list[int]":
+            return [int(part) for part in text.split(",") if part]
+    except ValueError:
+        raise PassOptionError(f"option '{key}' of pass '{pass_name}' expects "
+                              f"{kind}, got '{text}'") from None
+    raise PassOptionError(f"option '{key}' of pass '{pass_name}' has unsupported type {kind}")
+
+
+def registered_passes() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def lookup_pass(argument: str) -> type[ModulePass] | None:
+    entry = _REGISTRY.get(argument)
+    if entry is None:
+        return None
+    module_name, class_name = entry.split(":")
+    module = importlib.import_module(f"{__name__}.{module_name}")
+    return getattr(module, class_name)

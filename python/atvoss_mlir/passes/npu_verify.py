@@ -1,0 +1,1 @@
+"""npu-verify: placeholder replaced by the real pass."""

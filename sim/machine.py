@@ -1,0 +1,294 @@
+"""The machine model: engine timelines, SRAM placement, hazards and statistics.
+
+Timing model
+------------
+Ops issue in program order from one sequencer. Issuing costs nothing and never
+blocks: every engine has its own command queue. The sequencer's issue time
+moves forward only at `npu.wait` (to the completion of the waited tokens) and
+`npu.barrier` (to the moment every engine is idle). An op starts at
+max(its engine's free time, the issue time) and, for compute ops, the finish
+of the compute ops it depends on; it then occupies its engine for its cycles.
+
+Engines: `dma0` .. `dma{N-1}` (the `channel` of a DMA op), `matrix` (matmul,
+conv2d), `vector` (everything else the NPU computes) and `fallback` (linalg
+ops and memref copies left on DRAM). Scalar and loop bookkeeping cost 0.
+
+Ordering and hazards (the hardware has no interlocks; the simulator checks)
+---------------------------------------------------------------------------
+* Compute engines (matrix, vector, fallback) share a scoreboard: a compute op
+  waits for earlier compute ops that write what it reads or writes, or read
+  what it writes (byte ranges). So a vector epilogue after a matmul needs no
+  explicit synchronisation.
+* DMA and compute are ordered only by `npu.wait` and `npu.barrier`:
+  - an op that touches bytes a DMA writes (load: SRAM, store: DRAM) before a
+    wait on that DMA's token (or a barrier) is an error (RAW/WAW);
+  - an op that overwrites bytes an outstanding DMA still reads is an error (WAR);
+  - a DMA issued while a compute op that reads the bytes it writes (WAR), or
+    writes the bytes it reads or writes (RAW/WAW), has not finished is an
+    error: nothing but a wait or barrier orders a DMA after compute.
+  DMAs on one channel run in order, so they never conflict with each other.
+* Numerics run eagerly in program order; the checks above are what make that
+  equal to the timed execution.
+
+SRAM
+----
+`npu.alloc` with `offset` takes that byte offset (it must be aligned to the
+target's SRAM alignment); without it the buffer is placed first-fit. A buffer
+is live from its allocation to its dealloc or the end of the entry function;
+running the same alloc op again (a loop body) ends the previous instance.
+Capacity, alignment and overlap of live buffers are errors at the alloc.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from atvoss_mlir.diagnostics import error_at, source_position
+
+from .values import SRAM, Buffer, MemRef
+
+COMPUTE_ENGINES = ("matrix", "vector", "fallback")
+
+
+class OpInfo:
+    """Static facts about one op, made once when its region is translated,
+    plus the statistics aggregated over its executions."""
+
+    __slots__ = ("name", "location", "loc", "count", "cycles", "macs", "dram_read",
+                 "dram_write", "engine")
+
+    def __init__(self, name: str, location):
+        self.name = name
+        self.location = location
+        position = source_position(location)
+        self.loc = str(position) if position else "unknown"
+        self.count = self.cycles = self.macs = self.dram_read = self.dram_write = 0
+        self.engine = None
+
+    def error(self, message: str):
+        return error_at(self.location, f"{self.name}: {message}")
+
+
+class Token:
+    """Completion token of a DMA."""
+
+    __slots__ = ("finish", "info", "engine", "done")
+
+    def __init__(self, finish: int, info: OpInfo, engine: str):
+        self.finish = finish
+        self.info = info
+        self.engine = engine
+        self.done = False
+
+
+@dataclass
+class Access:
+    """Bytes [low, high) of one address space that an in-flight op reads or writes."""
+    key: object
+    low: int
+    high: int
+    write: bool
+    engine: str
+    finish: int
+    info: OpInfo
+    token: Token | None
+
+
+@dataclass
+class TraceEvent:
+    engine: str
+    name: str
+    loc: str
+    start: int
+    finish: int
+
+
+@dataclass
+class Machine:
+    target: object
+    numerics: bool = True
+    trace: list | None = None
+    issue_time: int = 0
+    engine_free: dict = field(default_factory=dict)
+    engine_busy: dict = field(default_factory=dict)
+    accesses: list = field(default_factory=list)
+    sram_buffers: list = field(default_factory=list)  # live SRAM buffers
+    sram_live_bytes: int = 0
+    sram_peak_bytes: int = 0
+    sram_occupancy: list = field(default_factory=list)  # [cycle, live bytes]
+    ops: dict = field(default_factory=dict)  # id -> OpInfo of ops that ran
+    dram_read_bytes: int = 0
+    dram_write_bytes: int = 0
+    macs: int = 0
+
+    def __post_init__(self):
+        names = ["matrix", "vector"] + [f"dma{i}" for i in range(self.target.dma_channels)]
+        names.append("fallback")
+        self.engine_free = {name: 0 for name in names}
+        self.engine_busy = {name: 0 for name in names}
+
+    # -- time -----------------------------------------------------------------
+    @property
+    def now(self) -> int:
+        """Completion of everything issued so far."""
+        return max(self.issue_time, max(self.engine_free.values()))
+
+    def wait(self, tokens) -> None:
+        for token in tokens:
+            if token.finish > self.issue_time:
+                self.issue_time = token.finish
+            token.done = True
+        self._prune()
+
+    def _prune(self) -> None:
+        """Drop accesses that can no longer conflict: waited DMAs, finished compute."""
+        self.accesses = [a for a in self.accesses
+                         if (not a.token.done if a.token is not None
+                             else a.finish > self.issue_time)]
+
+    def barrier(self) -> None:
+        self.issue_time = self.now
+        self.accesses = []
+
+    def dma_engine(self, info: OpInfo, channel: int) -> str:
+        if not 0 <= channel < self.target.dma_channels:
+            raise info.error(f"channel {channel} does not exist: the target has "
+                             f"{self.target.dma_channels} DMA channels")
+        return f"dma{channel}"
+
+    # -- issuing ops -------------------------------------------------------------
+    def run(self, info: OpInfo, engine: str, cycles: int, reads=(), writes=(), macs: int = 0,
+            dram_read: int = 0, dram_write: int = 0, token: bool = False):
+        """Issue one op; returns its Token for DMAs, its finish time otherwise."""
+        spans = [(m, False) for m in reads] + [(m, True) for m in writes]
+        ranges = []
+        for memref, write in spans:
+            low, high = memref.byte_range()
+            base = memref.buffer.address
+            ranges.append((memref.buffer.range_key, base + low, base + high, write))
+        is_dma = token
+        start = max(self.engine_free[engine], self.issue_time)
+        for key, low, high, write in ranges:
+            for a in self.accesses:
+                if a.key is not key or a.high <= low or high <= a.low:
+                    continue
+                if not (write or a.write):
+                    continue
+                if a.token is not None:
+                    if a.token.done or a.engine == engine:
+                        continue  # waited, or same DMA channel: in order
+                    raise info.error(self._dma_conflict(a, write, key, low, high))
+                if a.finish <= self.issue_time:
+                    continue
+                if is_dma:
+                    raise info.error(self._compute_conflict(a, write, key, low, high))
+                if a.finish > start:
+                    start = a.finish  # compute scoreboard
+        finish = start + cycles
+        self.engine_free[engine] = finish
+        self.engine_busy[engine] += cycles
+        result_token = Token(finish, info, engine) if is_dma else None
+        for key, low, high, write in ranges:
+            if high > low:
+                self.accesses.append(Access(key, low, high, write, engine, finish, info,
+                                            result_token))
+        if len(self.accesses) > 256:
+            self._prune()
+        info.count += 1
+        info.cycles += cycles
+        info.macs += macs
+        info.dram_read += dram_read
+        info.dram_write += dram_write
+        info.engine = engine
+        self.ops[id(info)] = info
+        self.macs += macs
+        self.dram_read_bytes += dram_read
+        self.dram_write_bytes += dram_write
+        if self.trace is not None:
+            self.trace.append(TraceEvent(engine, info.name, info.loc, start, finish))
+        return result_token if is_dma else finish
+
+    @staticmethod
+    def _where(key, low, high) -> str:
+        memory = "SRAM" if key == SRAM else f"DRAM buffer '{key.name}'"
+        return f"{memory} bytes [{low}, {high})"
+
+    def _dma_conflict(self, a: Access, write: bool, key, low, high) -> str:
+        where = self._where(key, max(low, a.low), min(high, a.high))
+        other = f"{a.info.name} at {a.info.loc}"
+        if a.write:
+            hazard = "write-after-write" if write else "read-after-write"
+            return (f"{'writes' if write else 'reads'} {where} that {other} writes, before an "
+                    f"npu.wait on its token ({hazard} hazard)")
+        return (f"overwrites {where} that {other} is still reading: its token was not "
+                f"waited on (write-after-read hazard)")
+
+    def _compute_conflict(self, a: Access, write: bool, key, low, high) -> str:
+        where = self._where(key, max(low, a.low), min(high, a.high))
+        other = f"{a.info.name} at {a.info.loc}"
+        if write and not a.write:
+            kind = f"overwrites {where} that {other} is still reading (write-after-read hazard)"
+        elif write:
+            kind = f"overwrites {where} that {other} is still writing (write-after-write hazard)"
+        else:
+            kind = (f"reads {where} before {other} has finished writing it "
+                    f"(read-after-write hazard)")
+        return (f"{kind}: it finishes at cycle {a.finish}, the DMA issues at cycle "
+                f"{self.issue_time}; only npu.wait/npu.barrier order a DMA after compute")
+
+    # -- SRAM ---------------------------------------------------------------------
+    def sram_alloc(self, info: OpInfo, nbytes: int, offset: int | None, name: str) -> Buffer:
+        target = self.target
+        capacity, align = target.max_sram_bytes, target.sram_alignment
+        live = sorted(self.sram_buffers, key=lambda b: b.address)
+        if nbytes > capacity:
+            raise info.error(f"buffer of {nbytes} B exceeds the SRAM capacity of {capacity} B")
+        if offset is not None:
+            if offset < 0 or offset % align:
+                raise info.error(f"offset {offset} is not aligned to the SRAM alignment "
+                                 f"of {align} B")
+            if offset + nbytes > capacity:
+                raise info.error(f"buffer [{offset}, {offset + nbytes}) exceeds the SRAM "
+                                 f"capacity of {capacity} B")
+            for other in live:
+                if other.address < offset + nbytes and offset < other.address + other.nbytes:
+                    where = other.origin.loc if other.origin else "?"
+                    raise info.error(
+                        f"buffer [{offset}, {offset + nbytes}) overlaps the live buffer "
+                        f"[{other.address}, {other.address + other.nbytes}) allocated at {where}")
+            address = offset
+        else:
+            address = 0
+            for other in live:
+                if address + nbytes <= other.address:
+                    break
+                address = max(address, -(-(other.address + other.nbytes) // align) * align)
+            if address + nbytes > capacity:
+                raise info.error(f"no room for a buffer of {nbytes} B: {self.sram_live_bytes} B "
+                                 f"of {capacity} B SRAM are live and fragmented")
+        buffer = Buffer(nbytes, SRAM, name, info, self.numerics, address)
+        self.sram_buffers.append(buffer)
+        self._occupancy(nbytes)
+        return buffer
+
+    def sram_free(self, info: OpInfo, buffer: Buffer) -> None:
+        if not buffer.live:
+            raise info.error("buffer was already released")
+        buffer.live = False
+        self.sram_buffers.remove(buffer)
+        self._occupancy(-buffer.nbytes)
+
+    def _occupancy(self, delta: int) -> None:
+        self.sram_live_bytes += delta
+        self.sram_peak_bytes = max(self.sram_peak_bytes, self.sram_live_bytes)
+        point = [self.issue_time, self.sram_live_bytes]
+        if self.sram_occupancy and self.sram_occupancy[-1][0] == point[0]:
+            self.sram_occupancy[-1] = point
+        else:
+            self.sram_occupancy.append(point)
+
+
+def memref_of(value, info: OpInfo, what: str) -> MemRef:
+    if not isinstance(value, MemRef):
+        raise info.error(f"{what} is not a memref")
+    return value

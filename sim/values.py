@@ -1,0 +1,156 @@
+"""Run-time values of the simulator: buffers and strided memref views.
+
+A memref value is a descriptor, as in MLIR's own lowering: a buffer plus an
+element offset, sizes and strides. The numpy array is a view built from that
+descriptor on demand, so subviews, casts and reshapes are index arithmetic and
+the machine model can reason about the byte ranges an op touches (DMA bursts,
+hazards, SRAM overlap). In timing-only mode buffers hold no data at all.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+DRAM = 0
+SRAM = 1
+
+_DTYPES = {
+    "f16": np.dtype(np.float16), "f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
+    "i1": np.dtype(np.bool_), "i8": np.dtype(np.int8), "i16": np.dtype(np.int16),
+    "i32": np.dtype(np.int32), "i64": np.dtype(np.int64), "index": np.dtype(np.int64),
+    "ui8": np.dtype(np.uint8), "ui16": np.dtype(np.uint16), "ui32": np.dtype(np.uint32),
+    "ui64": np.dtype(np.uint64), "si8": np.dtype(np.int8), "si32": np.dtype(np.int32),
+}
+
+
+def numpy_dtype(element_type) -> np.dtype | None:
+    """The numpy dtype holding an MLIR element type (None if there is none)."""
+    return _DTYPES.get(str(element_type))
+
+
+class Buffer:
+    """One allocation: a function argument or memref.alloc in DRAM, or an SRAM buffer.
+
+    `address` is the byte address of the buffer in its memory: SRAM buffers are
+    placed in the one SRAM address space; each DRAM buffer is taken to start
+    on a burst boundary, so its address is 0 and ranges are per buffer.
+    """
+
+    __slots__ = ("data", "nbytes", "space", "address", "name", "origin", "live", "written")
+
+    def __init__(self, nbytes: int, space: int, name: str, origin=None, numerics: bool = True,
+                 address: int = 0):
+        self.nbytes = int(nbytes)
+        self.space = space
+        self.address = address
+        self.name = name
+        self.origin = origin  # OpInfo of the allocating op, or None for arguments
+        self.data = np.zeros(self.nbytes, np.uint8) if numerics else None
+        self.live = True
+        self.written = False
+
+    @property
+    def range_key(self):
+        """Key of the address space that byte ranges of this buffer live in."""
+        return SRAM if self.space == SRAM else self
+
+
+class MemRef:
+    """A strided view: element (i0, ..., in) lives at byte
+    `base_byte + (offset + sum(i_k * strides[k])) * itemsize` of `buffer`.
+
+    `base_byte` plays the role of MLIR's aligned pointer (moved by memref.view),
+    `offset` is the layout offset (set by subview and reinterpret_cast).
+    """
+
+    __slots__ = ("buffer", "dtype", "shape", "strides", "offset", "base_byte", "_array")
+
+    def __init__(self, buffer: Buffer, dtype: np.dtype, shape, strides, offset: int = 0,
+                 base_byte: int = 0):
+        self.buffer = buffer
+        self.dtype = dtype
+        self.shape = tuple(shape)
+        self.strides = tuple(strides)
+        self.offset = offset
+        self.base_byte = base_byte
+        self._array = None
+
+    @property
+    def space(self) -> int:
+        return self.buffer.space
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def start_byte(self) -> int:
+        """Byte position of element (0, ..., 0) inside the buffer."""
+        return self.base_byte + self.offset * self.dtype.itemsize
+
+    def byte_range(self) -> tuple[int, int]:
+        """[lo, hi) bytes of the buffer that the view touches (its bounding range)."""
+        if self.size == 0:
+            return (self.start_byte, self.start_byte)
+        low = high = 0
+        for n, s in zip(self.shape, self.strides):
+            if s >= 0:
+                high += (n - 1) * s
+            else:
+                low += (n - 1) * s
+        item = self.dtype.itemsize
+        return (self.start_byte + low * item, self.start_byte + high * item + item)
+
+    def check_bounds(self, what: str) -> None:
+        low, high = self.byte_range()
+        if self.size and (low < 0 or high > self.buffer.nbytes):
+            memory = "SRAM" if self.space == SRAM else "DRAM"
+            raise ValueError(f"{what} view {format_view(self)} reaches bytes [{low}, {high}) "
+                             f"outside its {memory} buffer of {self.buffer.nbytes} B")
+
+    def array(self) -> np.ndarray:
+        """The numpy view of the data (shares memory with the buffer)."""
+        if self._array is None:
+            if self.buffer.data is None:
+                raise RuntimeError("no data in timing-only mode")
+            self.check_bounds("memref")
+            item = self.dtype.itemsize
+            self._array = np.ndarray(self.shape, self.dtype, buffer=self.buffer.data,
+                                     offset=self.start_byte,
+                                     strides=tuple(s * item for s in self.strides))
+        return self._array
+
+    def is_contiguous(self) -> bool:
+        expected = 1
+        for n, s in zip(reversed(self.shape), reversed(self.strides)):
+            if n != 1 and s != expected:
+                return False
+            expected *= n
+        return True
+
+
+def identity_strides(shape) -> tuple[int, ...]:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+def format_view(memref: MemRef) -> str:
+    return "x".join(str(n) for n in memref.shape) + f"x{memref.dtype}"
+
+
+def wrap_array(array: np.ndarray, space: int, name: str) -> MemRef:
+    """A fresh buffer holding a copy of `array` (a function argument)."""
+    array = np.ascontiguousarray(array)
+    buffer = Buffer(array.nbytes, space, name)
+    buffer.data[:] = array.reshape(-1).view(np.uint8)
+    return MemRef(buffer, array.dtype, array.shape, identity_strides(array.shape))
