@@ -1,2 +1,248 @@
 """The atvoss-mlir simulator: runs npu programs with real numerics and a
-cycle/SRAM model of the machine described by an `NpuTarget`."""
+cycle/SRAM model of the machine described by an `NpuTarget`.
+
+    from atvoss_mlir.sim import simulate
+    result = simulate(text, [a, b], target="npu -dataflow=os")
+    result.outputs, result.report["total_cycles"]
+
+Inputs and outputs: the entry's memref arguments are DRAM buffers, filled from
+`inputs` (a list in argument order, or a dict with keys "arg0", "arg1", ... or
+ints); missing inputs are random (seeded). The outputs are the function's
+results; a function without results (destination-passing style) returns the
+final value of each of its memref arguments instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from mlir import ir
+from mlir.dialects.transform import interpreter as transform_interpreter
+
+from atvoss_mlir.diagnostics import Diagnostic, DiagnosticError, diagnostics_of, error_at
+from atvoss_mlir.target import DEFAULT_TARGET, NpuTarget, parse_target
+
+from .interpreter import HANDLERS, TERMINATORS, Translator
+from .machine import Machine
+from .report import build_report, chrome_trace, format_table, to_json
+from .values import DRAM, Buffer, MemRef, identity_strides, numpy_dtype, wrap_array
+
+__all__ = ["simulate", "SimResult", "random_inputs", "DiagnosticError"]
+
+
+@dataclass
+class SimResult:
+    outputs: list
+    report: dict
+    trace_events: list | None = None
+    engines: list = field(default_factory=list)
+    target: NpuTarget = DEFAULT_TARGET
+
+    @property
+    def total_cycles(self) -> int:
+        return self.report["total_cycles"]
+
+    def table(self) -> str:
+        return format_table(self.report)
+
+    def json(self) -> str:
+        return to_json(self.report)
+
+    def chrome_trace(self, default_file: str = "-") -> dict:
+        if self.trace_events is None:
+            raise ValueError("simulate(..., trace=True) records the trace")
+        return chrome_trace(self.trace_events, self.engines, self.target, default_file)
+
+
+def _parse(module_or_text):
+    if isinstance(module_or_text, ir.Module):
+        return module_or_text
+    from atvoss_mlir.context import make_context
+    context = make_context()
+    try:
+        with context:
+            return ir.Module.parse(module_or_text)
+    except ir.MLIRError as failure:
+        raise DiagnosticError(diagnostics_of(failure)) from None
+
+
+def _ops_to_generalize(module: ir.Module) -> set[str]:
+    names = set()
+
+    def visit(op):
+        name = op.name
+        if name.startswith("linalg.") and name not in HANDLERS and name not in TERMINATORS:
+            names.add(name)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    return names
+
+
+_GENERALIZE = """
+module attributes {{transform.with_named_sequence}} {{
+  transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
+    %ops = transform.structured.match ops{{[{names}]}} in %root
+        : (!transform.any_op) -> !transform.any_op
+    %generic = transform.structured.generalize %ops : (!transform.any_op) -> !transform.any_op
+    transform.yield
+  }}
+}}
+"""
+
+
+def _prepared(module: ir.Module) -> ir.Module:
+    """The module to interpret: named linalg ops without a handler generalized
+    to linalg.generic (on a copy: the caller's module is left as it was)."""
+    names = _ops_to_generalize(module)
+    if not names:
+        return module
+    copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
+    script = ir.Module.parse(_GENERALIZE.format(names=", ".join(f'"{n}"' for n in sorted(names))))
+    try:
+        transform_interpreter.apply_named_sequence(copy.operation, script.body.operations[0], script)
+    except ir.MLIRError as failure:
+        raise DiagnosticError(diagnostics_of(failure)) from None
+    return copy
+
+
+def _entry_function(module: ir.Module, entry: str | None):
+    funcs = [op for op in module.body.operations if op.operation.name == "func.func"
+             and op.regions[0].blocks]
+    names = [ir.StringAttr(op.attributes["sym_name"]).value for op in funcs]
+    if entry in names:
+        return funcs[names.index(entry)]
+    if entry in (None, "main") and len(funcs) == 1:
+        return funcs[0]
+    wanted = f"'{entry}'" if entry else "'main'"
+    raise DiagnosticError([Diagnostic(
+        "error", f"no entry function {wanted} in the module (functions: {', '.join(names)})")])
+
+
+def random_inputs(module_or_text, entry: str | None = "main", seed: int = 0) -> list:
+    """Random arguments for the entry function (floats in [-1, 1), int8 in full range)."""
+    module = _parse(module_or_text)
+    with module.context:
+        func = _entry_function(module, entry)
+        arg_types = list(ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+                         .inputs)
+        rng = np.random.default_rng(seed)
+        return [_random_value(func, i, type_, rng) for i, type_ in enumerate(arg_types)]
+
+
+def _random_value(func, index: int, type_: ir.Type, rng):
+    if not isinstance(type_, ir.MemRefType):
+        raise error_at(func.location, f"argument #{index} of type {type_} needs an input value")
+    memref = ir.MemRefType(type_)
+    if not memref.has_static_shape:
+        raise error_at(func.location, f"argument #{index} has a dynamic shape: give an input")
+    dtype = numpy_dtype(memref.element_type)
+    if dtype is None:
+        raise error_at(func.location, f"argument #{index}: element type "
+                       f"{memref.element_type} is not supported")
+    shape = list(memref.shape)
+    if dtype.kind == "f":
+        return rng.uniform(-1.0, 1.0, shape).astype(dtype)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, shape).astype(dtype)
+    if dtype.itemsize == 1:
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max + 1, shape).astype(dtype)
+    return rng.integers(-64, 64, shape).astype(dtype)
+
+
+def _argument(func, index: int, type_: ir.Type, value, numerics: bool):
+    if not isinstance(type_, ir.MemRefType):
+        if value is None:
+            raise error_at(func.location, f"argument #{index} of type {type_} needs an input value")
+        if isinstance(type_, ir.IntegerType) or isinstance(type_, ir.IndexType):
+            return int(value)
+        return float(value)
+    memref = ir.MemRefType(type_)
+    dtype = numpy_dtype(memref.element_type)
+    if dtype is None:
+        raise error_at(func.location, f"argument #{index}: element type "
+                       f"{memref.element_type} is not supported")
+    if memref.memory_space is not None and ir.IntegerAttr(memref.memory_space).value != DRAM:
+        raise error_at(func.location, f"argument #{index} is not in DRAM")
+    dynamic = ir.ShapedType.get_dynamic_size()
+    if value is None:  # timing-only without inputs: shapes suffice
+        shape = list(memref.shape)
+        buffer = Buffer(int(np.prod(shape)) * dtype.itemsize, DRAM, f"arg{index}",
+                        numerics=False)
+        return MemRef(buffer, dtype, shape, identity_strides(shape))
+    array = np.asarray(value)
+    if len(array.shape) != memref.rank or any(
+            s != dynamic and s != n for s, n in zip(memref.shape, array.shape)):
+        raise error_at(func.location, f"argument #{index} expects shape "
+                       f"{'x'.join('?' if s == dynamic else str(s) for s in memref.shape)}, "
+                       f"the input has shape {'x'.join(map(str, array.shape))}")
+    if not numerics:
+        buffer = Buffer(array.nbytes // array.itemsize * dtype.itemsize, DRAM, f"arg{index}",
+                        numerics=False)
+        return MemRef(buffer, dtype, array.shape, identity_strides(array.shape))
+    return wrap_array(array.astype(dtype, copy=False), DRAM, f"arg{index}")
+
+
+def _input_list(inputs, count: int) -> list:
+    if inputs is None:
+        return [None] * count
+    if isinstance(inputs, dict):
+        values = [None] * count
+        for key, value in inputs.items():
+            index = key if isinstance(key, int) else int(str(key).removeprefix("arg"))
+            if not 0 <= index < count:
+                raise DiagnosticError([Diagnostic("error", f"input '{key}' names no argument "
+                                                  f"(the entry has {count})")])
+            values[index] = value
+        return values
+    values = list(inputs)
+    if len(values) != count:
+        raise DiagnosticError([Diagnostic(
+            "error", f"the entry takes {count} arguments, {len(values)} inputs were given")])
+    return values
+
+
+def simulate(module_or_text, inputs=None, target: NpuTarget | str | None = DEFAULT_TARGET,
+             entry: str | None = "main", timing_only: bool = False, seed: int = 0,
+             trace: bool = False, filename: str = "-") -> SimResult:
+    """Run the entry function on the simulated NPU; returns outputs and a report.
+
+    Raises DiagnosticError (located at the offending op) for malformed programs,
+    hazards, SRAM errors and ops without a handler.
+    """
+    if not isinstance(target, NpuTarget):
+        target = parse_target(target)
+    module = _parse(module_or_text)
+    with module.context, ir.Location.unknown():
+        module = _prepared(module)
+        func = _entry_function(module, entry)
+        name = ir.StringAttr(func.attributes["sym_name"]).value
+        function_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+        arg_types = list(function_type.inputs)
+        values = _input_list(inputs, len(arg_types))
+        if not timing_only and any(v is None for v in values):
+            rng = np.random.default_rng(seed)
+            values = [_random_value(func, i, t, rng) if v is None else v
+                      for i, (t, v) in enumerate(zip(arg_types, values))]
+        args = [_argument(func, i, t, v, not timing_only)
+                for i, (t, v) in enumerate(zip(arg_types, values))]
+
+        machine = Machine(target, numerics=not timing_only, trace=[] if trace else None)
+        translator = Translator(module, machine)
+        results = translator.function(name, func.location).call(args)
+        total_cycles = machine.now
+
+    memref_args = [a for a in args if isinstance(a, MemRef)]
+    compulsory = sum(a.nbytes for a in memref_args if a.buffer.read)
+    if results:
+        compulsory += sum(r.nbytes for r in results if isinstance(r, MemRef))
+        finals = results
+    else:
+        compulsory += sum(a.nbytes for a in memref_args if a.buffer.written)
+        finals = memref_args
+    outputs = [(np.array(v.array()) if not timing_only else None) if isinstance(v, MemRef)
+               else np.asarray(v) for v in finals]
+    report = build_report(machine, entry=name, total_cycles=total_cycles,
+                          compulsory_dram_bytes=compulsory, default_file=filename)
+    return SimResult(outputs, report, machine.trace, list(machine.engine_free), target)

@@ -163,6 +163,10 @@ class Machine:
         spans = [(m, False) for m in reads] + [(m, True) for m in writes]
         ranges = []
         for memref, write in spans:
+            if write:
+                memref.buffer.written = True
+            else:
+                memref.buffer.read = True
             low, high = memref.byte_range()
             base = memref.buffer.address
             ranges.append((memref.buffer.range_key, base + low, base + high, write))

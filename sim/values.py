@@ -36,7 +36,7 @@ class Buffer:
     on a burst boundary, so its address is 0 and ranges are per buffer.
     """
 
-    __slots__ = ("data", "nbytes", "space", "address", "name", "origin", "live", "written")
+    __slots__ = ("data", "nbytes", "space", "address", "name", "origin", "live", "read", "written")
 
     def __init__(self, nbytes: int, space: int, name: str, origin=None, numerics: bool = True,
                  address: int = 0):
@@ -47,6 +47,7 @@ class Buffer:
         self.origin = origin  # OpInfo of the allocating op, or None for arguments
         self.data = np.zeros(self.nbytes, np.uint8) if numerics else None
         self.live = True
+        self.read = False  # by some op: argument bytes count as compulsory DRAM traffic
         self.written = False
 
     @property

@@ -1,0 +1,120 @@
+"""Vectorised tile numerics shared by the npu and linalg handlers."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+# Abramowitz & Stegun 7.1.26: |error| <= 1.5e-7, below fp32's resolution near 1.
+_AS_P = 0.3275911
+_AS_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, np.float64)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + _AS_P * a)
+    poly = t * (_AS_A[0] + t * (_AS_A[1] + t * (_AS_A[2] + t * (_AS_A[3] + t * _AS_A[4]))))
+    return np.sign(x) * (1.0 - poly * np.exp(-a * a))
+
+
+def accumulator_dtype(dtype: np.dtype) -> np.dtype:
+    """fp16 and fp32 accumulate in fp32 (fp64 in fp64), integers in int64
+    (wider than the hardware's int32 so that the final cast wraps as int32 does)."""
+    if dtype.kind == "f":
+        return np.dtype(np.float64) if dtype.itemsize == 8 else np.dtype(np.float32)
+    return np.dtype(np.int64)
+
+
+def activation(x: np.ndarray, kind: str, clip_min=None, clip_max=None) -> np.ndarray:
+    if kind == "none":
+        return x
+    if kind == "relu":
+        return np.maximum(x, 0)
+    if kind == "relu6":
+        return np.clip(x, 0, 6)
+    if kind == "clip":
+        low = -np.inf if clip_min is None else clip_min
+        high = np.inf if clip_max is None else clip_max
+        if x.dtype.kind != "f":
+            return np.clip(x, int(np.ceil(low)) if np.isfinite(low) else None,
+                           int(np.floor(high)) if np.isfinite(high) else None)
+        return np.clip(x, low, high).astype(x.dtype)
+    # Transcendental functions compute in (at least) fp32, results in x's type.
+    dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+    wide = x.astype(np.float64)
+    if kind == "gelu":
+        result = 0.5 * wide * (1.0 + erf(wide / np.sqrt(2.0)))
+    elif kind == "sigmoid":
+        result = 0.5 * (1.0 + np.tanh(0.5 * wide))  # no overflow for large |x|
+    elif kind == "tanh":
+        result = np.tanh(wide)
+    else:
+        raise ValueError(f"unknown activation '{kind}'")
+    if x.dtype.kind != "f":
+        return np.rint(result).astype(x.dtype)
+    return result.astype(dtype)
+
+
+def store(output: np.ndarray, value: np.ndarray) -> None:
+    """Write a result into a tile with the conversion the hardware does:
+    round-to-nearest for floats, wrap-around for integers."""
+    if output.dtype.kind in "iu" and value.dtype.kind == "f":
+        value = np.rint(value)
+    output[...] = value.astype(output.dtype, copy=False)
+
+
+def windows(x: np.ndarray, out_h: int, out_w: int, kernel, strides, dilations) -> np.ndarray:
+    """NHWC input -> (N, OH, OW, C, KH, KW) view of each output pixel's window."""
+    kh, kw = kernel
+    sh, sw = strides
+    dh, dw = dilations
+    view = sliding_window_view(x, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(1, 2))
+    return view[:, : (out_h - 1) * sh + 1 : sh, : (out_w - 1) * sw + 1 : sw, :, ::dh, ::dw]
+
+
+def conv_output_size(size: int, kernel: int, stride: int, dilation: int) -> int:
+    return (size - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def im2col(x: np.ndarray, out_h: int, out_w: int, kernel, strides, dilations) -> np.ndarray:
+    """(N*OH*OW, KH*KW*C) rows, each window ordered (kh, kw, c)."""
+    w = windows(x, out_h, out_w, kernel, strides, dilations)
+    n, c = x.shape[0], x.shape[3]
+    return w.transpose(0, 1, 2, 4, 5, 3).reshape(n * out_h * out_w, kernel[0] * kernel[1] * c)
+
+
+def conv2d(x: np.ndarray, filters: np.ndarray, out_h: int, out_w: int, strides, dilations,
+           acc: np.dtype) -> np.ndarray:
+    kh, kw, c, f = filters.shape
+    cols = im2col(x.astype(acc), out_h, out_w, (kh, kw), strides, dilations)
+    result = cols @ filters.astype(acc).reshape(kh * kw * c, f)
+    return result.reshape(x.shape[0], out_h, out_w, f)
+
+
+def depthwise_conv2d(x: np.ndarray, filters: np.ndarray, out_h: int, out_w: int, strides,
+                     dilations, acc: np.dtype) -> np.ndarray:
+    kh, kw, _ = filters.shape
+    w = windows(x.astype(acc), out_h, out_w, (kh, kw), strides, dilations)
+    return np.einsum("nhwcij,ijc->nhwc", w, filters.astype(acc))
+
+
+def pool2d(x: np.ndarray, kind: str, out_h: int, out_w: int, window, strides) -> np.ndarray:
+    acc = accumulator_dtype(x.dtype) if kind == "avg" else x.dtype
+    w = windows(x.astype(acc, copy=False), out_h, out_w, window, strides, (1, 1))
+    if kind == "max":
+        return w.max(axis=(4, 5))
+    total = w.sum(axis=(4, 5), dtype=acc)
+    count = window[0] * window[1]
+    if acc.kind == "f":
+        return total / acc.type(count)
+    return np.rint(total / count).astype(acc)
+
+
+def requantize(x: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
+    scaled = np.rint(x.astype(np.float64) * scale)  # np.rint rounds half to even
+    return np.clip(scaled + zero_point, -128, 127).astype(np.int8)
+
+
+BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
+          "max": np.maximum, "min": np.minimum}

@@ -1,0 +1,321 @@
+"""memref: buffers and views (descriptor arithmetic), copies, loads and stores.
+
+Views never copy: subview, cast, reinterpret_cast, view, collapse_shape and
+expand_shape compute a new descriptor on the same buffer. memref.alloc in
+memory space 1 is an SRAM buffer placed like an npu.alloc without offset.
+memref.copy runs on the fallback engine; memref.load/store are scalar
+bookkeeping and cost nothing (in timing-only mode a load reads 0).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+
+from .interpreter import impl
+from .values import DRAM, SRAM, Buffer, MemRef, identity_strides, numpy_dtype
+from . import costs
+
+DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
+def memref_dtype(info, type_: ir.Type) -> np.dtype:
+    element = ir.MemRefType(type_).element_type
+    dtype = numpy_dtype(element)
+    if dtype is None:
+        raise info.error(f"element type {element} is not supported")
+    return dtype
+
+
+def memory_space(type_: ir.Type) -> int:
+    space = ir.MemRefType(type_).memory_space
+    if space is None:
+        return DRAM
+    if isinstance(space, ir.IntegerAttr):
+        return SRAM if space.value == SRAM else DRAM
+    raise ValueError(f"unsupported memory space {space}")
+
+
+def mixed_values(t, static, dynamic_values):
+    """A function regs -> list of ints from a static list with DYNAMIC holes
+    filled, in order, from SSA operands."""
+    static = list(static)
+    slots = iter(t.slots(dynamic_values))
+    plan = [(True, next(slots)) if v == DYNAMIC else (False, v) for v in static]
+    if not any(dynamic for dynamic, _ in plan):
+        return lambda regs: static
+    return lambda regs: [regs[v] if dynamic else v for dynamic, v in plan]
+
+
+def _operand_group(op, name: str):
+    """Operands of the operand segment `name` of an op with attribute-sized segments."""
+    view = op.opview if hasattr(op, "opview") else op
+    value = getattr(view, name)
+    return list(value) if value is not None else []
+
+
+def allocate(t, info, shape, dtype, space: int, offset=None) -> MemRef:
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    machine = t.machine
+    if space == SRAM:
+        previous = t.frame_state.get(id(info))
+        if previous is not None and previous.live:
+            machine.sram_free(info, previous)  # re-running an alloc ends the old instance
+        buffer = machine.sram_alloc(info, nbytes, offset, f"{info.name}@{info.loc}")
+        t.frame_state[id(info)] = buffer
+    else:
+        buffer = Buffer(nbytes, DRAM, f"{info.name}@{info.loc}", info, t.numerics)
+    return MemRef(buffer, dtype, shape, identity_strides(shape))
+
+
+@impl("memref.alloc", "memref.alloca")
+def memref_alloc(t, op, info):
+    result_type = ir.MemRefType(op.results[0].type)
+    dtype, space = memref_dtype(info, result_type), memory_space(result_type)
+    shape = mixed_values(t, result_type.shape, _operand_group(op, "dynamicSizes"))
+    (r,) = t.slots(op.results)
+
+    def run(regs):
+        regs[r] = allocate(t, info, shape(regs), dtype, space)
+    return run
+
+
+@impl("memref.dealloc")
+def memref_dealloc(t, op, info):
+    (m,) = t.slots(op.operands)
+    machine = t.machine
+
+    def run(regs):
+        buffer = regs[m].buffer
+        if buffer.space == SRAM:
+            machine.sram_free(info, buffer)
+        else:
+            buffer.live = False
+    return run
+
+
+def _dropped_dims(source_rank: int, static_sizes, result_shape) -> list[int]:
+    """Which unit dimensions a rank-reducing subview drops (greedy, left to right)."""
+    drops = source_rank - len(result_shape)
+    dropped, j = [], 0
+    for i, size in enumerate(static_sizes):
+        if drops and size == 1 and (j >= len(result_shape) or result_shape[j] != 1
+                                    or source_rank - i > len(result_shape) - j + drops - 1):
+            dropped.append(i)
+            drops -= 1
+        else:
+            j += 1
+    return dropped
+
+
+@impl("memref.subview")
+def memref_subview(t, op, info):
+    attrs = op.attributes
+    source = t.slot(op.operands[0])
+    offsets = mixed_values(t, ir.DenseI64ArrayAttr(attrs["static_offsets"]),
+                           _operand_group(op, "offsets"))
+    static_sizes = list(ir.DenseI64ArrayAttr(attrs["static_sizes"]))
+    sizes = mixed_values(t, static_sizes, _operand_group(op, "sizes"))
+    strides = mixed_values(t, ir.DenseI64ArrayAttr(attrs["static_strides"]),
+                           _operand_group(op, "strides"))
+    result_shape = ir.MemRefType(op.results[0].type).shape
+    dropped = set(_dropped_dims(len(static_sizes), static_sizes, result_shape))
+    (r,) = t.slots(op.results)
+
+    def run(regs):
+        src = regs[source]
+        offset = src.offset
+        new_shape, new_strides = [], []
+        for i, (o, n, s, base) in enumerate(zip(offsets(regs), sizes(regs), strides(regs),
+                                                src.strides)):
+            if o < 0 or n < 0 or (n and o + (n - 1) * s >= src.shape[i]):
+                raise ValueError(f"slice [{o}, +{n}, step {s}] of dimension {i} is out of "
+                                 f"bounds of size {src.shape[i]}")
+            offset += o * base
+            if i not in dropped:
+                new_shape.append(n)
+                new_strides.append(s * base)
+        regs[r] = MemRef(src.buffer, src.dtype, new_shape, new_strides, offset, src.base_byte)
+    return run
+
+
+@impl("memref.cast", "memref.assume_alignment", "memref.memory_space_cast")
+def memref_cast(t, op, info):
+    (a,), (r,) = t.slots(op.operands[:1]), t.slots(op.results)
+
+    def run(regs):
+        regs[r] = regs[a]
+    return run
+
+
+@impl("memref.reinterpret_cast")
+def memref_reinterpret_cast(t, op, info):
+    attrs = op.attributes
+    source = t.slot(op.operands[0])
+    offsets = mixed_values(t, ir.DenseI64ArrayAttr(attrs["static_offsets"]),
+                           _operand_group(op, "offsets"))
+    sizes = mixed_values(t, ir.DenseI64ArrayAttr(attrs["static_sizes"]),
+                         _operand_group(op, "sizes"))
+    strides = mixed_values(t, ir.DenseI64ArrayAttr(attrs["static_strides"]),
+                           _operand_group(op, "strides"))
+    (r,) = t.slots(op.results)
+
+    def run(regs):
+        src = regs[source]
+        # Bounds are checked where the view is used (the DMA or compute op).
+        regs[r] = MemRef(src.buffer, src.dtype, sizes(regs), strides(regs), offsets(regs)[0],
+                         src.base_byte)
+    return run
+
+
+@impl("memref.view")
+def memref_view(t, op, info):
+    result_type = ir.MemRefType(op.results[0].type)
+    dtype = memref_dtype(info, result_type)
+    source, shift = t.slots(op.operands[:2])
+    shape = mixed_values(t, result_type.shape, list(op.operands[2:]))
+    (r,) = t.slots(op.results)
+
+    def run(regs):
+        src = regs[source]
+        shp = shape(regs)
+        regs[r] = MemRef(src.buffer, dtype, shp, identity_strides(shp), 0,
+                         src.start_byte + regs[shift])
+    return run
+
+
+def _reassociation(op) -> list[list[int]]:
+    return [[ir.IntegerAttr(i).value for i in group]
+            for group in ir.ArrayAttr(op.attributes["reassociation"])]
+
+
+@impl("memref.collapse_shape")
+def memref_collapse_shape(t, op, info):
+    groups = _reassociation(op)
+    (a,), (r,) = t.slots(op.operands), t.slots(op.results)
+
+    def run(regs):
+        src = regs[a]
+        shape, strides = [], []
+        for group in groups:
+            size, stride = 1, 1
+            for k in reversed(group):  # innermost dimension first
+                n, s = src.shape[k], src.strides[k]
+                if n != 1:
+                    if size != 1 and s != stride * size:
+                        raise ValueError(f"dimensions {group} are not contiguous")
+                    if size == 1:
+                        stride = s
+                    size *= n
+            shape.append(size)
+            strides.append(stride)
+        regs[r] = MemRef(src.buffer, src.dtype, shape, strides, src.offset, src.base_byte)
+    return run
+
+
+@impl("memref.expand_shape")
+def memref_expand_shape(t, op, info):
+    groups = _reassociation(op)
+    out_shape = mixed_values(t, ir.DenseI64ArrayAttr(op.attributes["static_output_shape"]),
+                             list(op.operands[1:]))
+    (a,), (r,) = t.slots(op.operands[:1]), t.slots(op.results)
+
+    def run(regs):
+        src, shape = regs[a], out_shape(regs)
+        strides = [0] * len(shape)
+        for group, stride in zip(groups, src.strides):
+            for k in reversed(group):
+                strides[k] = stride
+                stride *= shape[k]
+        regs[r] = MemRef(src.buffer, src.dtype, shape, strides, src.offset, src.base_byte)
+    return run
+
+
+@impl("memref.dim")
+def memref_dim(t, op, info):
+    (a, i), (r,) = t.slots(op.operands), t.slots(op.results)
+
+    def run(regs):
+        regs[r] = regs[a].shape[regs[i]]
+    return run
+
+
+def dram_bytes(memref: MemRef) -> int:
+    return memref.nbytes if memref.space == DRAM else 0
+
+
+@impl("memref.copy")
+def memref_copy(t, op, info):
+    (a, b) = t.slots(op.operands)
+    machine, target = t.machine, t.target
+
+    def run(regs):
+        src, dst = regs[a], regs[b]
+        if src.shape != dst.shape:
+            raise ValueError(f"source shape {src.shape} differs from target shape {dst.shape}")
+        src.check_bounds("source")
+        dst.check_bounds("target")
+        machine.run(info, "fallback", costs.fallback_cycles(src.size, 1, target), [src], [dst],
+                    dram_read=dram_bytes(src), dram_write=dram_bytes(dst))
+        if t.numerics:
+            dst.array()[...] = src.array()
+        dst.buffer.written = True
+    return run
+
+
+@impl("memref.load")
+def memref_load(t, op, info):
+    (a, *indices), (r,) = t.slots(op.operands), t.slots(op.results)
+    to_scalar = bool if str(ir.MemRefType(op.operands[0].type).element_type) == "i1" else None
+
+    def run(regs):
+        if not t.numerics:
+            regs[r] = 0
+            return
+        value = regs[a].array()[tuple(regs[i] for i in indices)].item()
+        regs[r] = to_scalar(value) if to_scalar else value
+    return run
+
+
+@impl("memref.store")
+def memref_store(t, op, info):
+    (v, a, *indices) = t.slots(op.operands)
+
+    def run(regs):
+        if t.numerics:
+            regs[a].array()[tuple(regs[i] for i in indices)] = regs[v]
+        regs[a].buffer.written = True
+    return run
+
+
+@impl("memref.get_global")
+def memref_get_global(t, op, info):
+    name = ir.FlatSymbolRefAttr(op.attributes["name"]).value
+    result_type = ir.MemRefType(op.results[0].type)
+    dtype = memref_dtype(info, result_type)
+    shape = list(result_type.shape)
+    global_op = t.globals.get(name)
+    if global_op is None:
+        raise info.error(f"no memref.global named '{name}'")
+    initial = global_op.attributes["initial_value"] if "initial_value" in global_op.attributes \
+        else None
+    (r,) = t.slots(op.results)
+    made = []
+
+    def run(regs):
+        if not made:  # one buffer per global, made on first use
+            nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            buffer = Buffer(nbytes, DRAM, name, info, t.numerics)
+            memref = MemRef(buffer, dtype, shape, identity_strides(shape))
+            if t.numerics and isinstance(initial, ir.DenseElementsAttr):
+                memref.array()[...] = dense_to_numpy(initial, dtype, shape)
+            made.append(memref)
+        regs[r] = made[0]
+    return run
+
+
+def dense_to_numpy(attr: ir.DenseElementsAttr, dtype: np.dtype, shape) -> np.ndarray:
+    if attr.is_splat:
+        value = attr.get_splat_value()
+        return np.full(shape, value.value, dtype)
+    return np.array(attr, copy=True).astype(dtype).reshape(shape)

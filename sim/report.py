@@ -1,0 +1,102 @@
+"""Reports of a simulation: the JSON contract, a readable table and a Chrome
+trace (one track per engine; opens in Perfetto or chrome://tracing).
+
+JSON contract (version 1; keys are stable):
+  version, entry, target, timing_only,
+  total_cycles, macs, roofline_cycles, roofline_ratio (total / roofline),
+  dram_read_bytes, dram_write_bytes,
+  compulsory_dram_bytes (arguments read once + results written once),
+  sram_peak_bytes, sram_capacity_bytes, sram_occupancy ([cycle, live bytes] steps),
+  engines: {name: {busy_cycles, utilization}} for matrix, vector, dma0.., fallback,
+  ops: [{op, loc, engine, count, cycles, macs, dram_read_bytes, dram_write_bytes}]
+       aggregated per source location ("file:line:col"), in order of first issue.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+REPORT_VERSION = 1
+
+
+def build_report(machine, *, entry: str, total_cycles: int, compulsory_dram_bytes: int,
+                 default_file: str = "-") -> dict:
+    target = machine.target
+    roofline = max(math.ceil(machine.macs / target.peak_macs_per_cycle),
+                   math.ceil(compulsory_dram_bytes / target.dram_bytes_per_cycle))
+    engines = {
+        name: {"busy_cycles": busy,
+               "utilization": round(busy / total_cycles, 6) if total_cycles else 0.0}
+        for name, busy in machine.engine_busy.items()
+    }
+    ops = []
+    for info in machine.ops.values():
+        loc = info.loc
+        if loc.startswith("-:") and default_file != "-":
+            loc = default_file + loc[1:]
+        ops.append({"op": info.name, "loc": loc, "engine": info.engine, "count": info.count,
+                    "cycles": info.cycles, "macs": info.macs,
+                    "dram_read_bytes": info.dram_read, "dram_write_bytes": info.dram_write})
+    return {
+        "version": REPORT_VERSION,
+        "entry": entry,
+        "target": str(target),
+        "timing_only": not machine.numerics,
+        "total_cycles": total_cycles,
+        "macs": machine.macs,
+        "roofline_cycles": roofline,
+        "roofline_ratio": round(total_cycles / roofline, 6) if roofline else None,
+        "dram_read_bytes": machine.dram_read_bytes,
+        "dram_write_bytes": machine.dram_write_bytes,
+        "compulsory_dram_bytes": compulsory_dram_bytes,
+        "sram_peak_bytes": machine.sram_peak_bytes,
+        "sram_capacity_bytes": target.max_sram_bytes,
+        "sram_occupancy": machine.sram_occupancy,
+        "engines": engines,
+        "ops": ops,
+    }
+
+
+def to_json(report: dict) -> str:
+    return json.dumps(report, indent=2)
+
+
+def format_table(report: dict) -> str:
+    lines = [
+        f"total cycles      {report['total_cycles']:>14,}",
+        f"roofline cycles   {report['roofline_cycles']:>14,}   "
+        f"(ratio {report['roofline_ratio'] if report['roofline_ratio'] is not None else '-'})",
+        f"MACs              {report['macs']:>14,}",
+        f"DRAM read / write {report['dram_read_bytes']:>14,} / {report['dram_write_bytes']:,} B"
+        f"   (compulsory {report['compulsory_dram_bytes']:,} B)",
+        f"SRAM peak         {report['sram_peak_bytes']:>14,} B of "
+        f"{report['sram_capacity_bytes']:,} B",
+        "",
+        f"{'engine':<10} {'busy cycles':>14} {'utilization':>12}",
+    ]
+    for name, engine in report["engines"].items():
+        lines.append(f"{name:<10} {engine['busy_cycles']:>14,} {engine['utilization']:>11.1%}")
+    lines += ["", f"{'op':<24} {'location':<28} {'engine':<9} {'count':>7} {'cycles':>12} "
+                  f"{'MACs':>14} {'DRAM rd':>12} {'DRAM wr':>12}"]
+    for op in sorted(report["ops"], key=lambda o: -o["cycles"]):
+        lines.append(f"{op['op']:<24} {op['loc']:<28} {op['engine'] or '-':<9} {op['count']:>7,} "
+                     f"{op['cycles']:>12,} {op['macs']:>14,} {op['dram_read_bytes']:>12,} "
+                     f"{op['dram_write_bytes']:>12,}")
+    return "\n".join(lines)
+
+
+def chrome_trace(events, engines, target, default_file: str = "-") -> dict:
+    """Trace Event Format: one thread (track) per engine, times in microseconds."""
+    us_per_cycle = 1.0 / (target.clock_ghz * 1000.0)
+    tids = {name: i for i, name in enumerate(engines)}
+    trace = [{"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "npu"}}]
+    trace += [{"ph": "M", "name": "thread_name", "pid": 0, "tid": tid, "args": {"name": name}}
+              for name, tid in tids.items()]
+    for e in events:
+        loc = default_file + e.loc[1:] if e.loc.startswith("-:") else e.loc
+        trace.append({"ph": "X", "name": e.name, "cat": e.engine, "pid": 0,
+                      "tid": tids[e.engine], "ts": e.start * us_per_cycle,
+                      "dur": (e.finish - e.start) * us_per_cycle,
+                      "args": {"loc": loc, "start_cycle": e.start, "cycles": e.finish - e.start}})
+    return {"traceEvents": trace, "displayTimeUnit": "ns"}

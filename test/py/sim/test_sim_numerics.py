@@ -1,0 +1,236 @@
+"""Numerics of the simulator against independent numpy references."""
+
+import math
+
+import numpy as np
+import pytest
+
+from atvoss_mlir.sim import simulate
+from sim_programs import single_tile, tiled_matmul
+
+RNG = np.random.default_rng(7)
+
+
+def uniform(shape, dtype=np.float16):
+    return RNG.uniform(-1, 1, shape).astype(dtype)
+
+
+def conv_reference(x, w, stride, dilation):
+    """Direct sum over the filter taps, in float64."""
+    n, h, wd, c = x.shape
+    kh, kw, _, f = w.shape
+    oh = (h - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (wd - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    out = np.zeros((n, oh, ow, f))
+    for i in range(kh):
+        for j in range(kw):
+            rows = x[:, i * dilation[0]: i * dilation[0] + stride[0] * (oh - 1) + 1: stride[0],
+                     j * dilation[1]: j * dilation[1] + stride[1] * (ow - 1) + 1: stride[1], :]
+            out += rows.astype(np.float64) @ w[i, j].astype(np.float64)
+    return out
+
+
+def test_tiled_fp16_matmul_with_partial_tiles():
+    m, n, k = 100, 72, 80
+    a, b = uniform((m, k)), uniform((k, n))
+    result = simulate(tiled_matmul(m, n, k, 32, 32, 48), [a, b])
+    reference = a.astype(np.float64) @ b.astype(np.float64)
+    (c,) = result.outputs
+    assert c.dtype == np.float32 and c.shape == (m, n)
+    np.testing.assert_allclose(c, reference, rtol=1e-5, atol=1e-5)
+    # fp32 accumulation: much closer than an fp16 accumulation could be.
+    assert np.abs(c - reference).max() < 1e-4
+
+
+def test_matmul_bias_relu_fp16_output():
+    a, b, bias = uniform((16, 24)), uniform((24, 8)), uniform((8,))
+    body = ('"npu.matmul"({in0}, {in1}, {out0}, {in2}) {accumulate = false, '
+            'activation = "relu"} : ({in0_t}, {in1_t}, {out0_t}, {in2_t}) -> ()')
+    program = single_tile([((16, 24), np.float16), ((24, 8), np.float16), ((8,), np.float16)],
+                          [((16, 8), np.float16)], body)
+    out = simulate(program, [a, b, bias, np.zeros((16, 8), np.float16)]).outputs[3]
+    reference = np.maximum(a.astype(np.float32) @ b.astype(np.float32) + bias, 0)
+    np.testing.assert_array_equal(out, reference.astype(np.float16))
+
+
+@pytest.mark.parametrize("stride,dilation", [((2, 2), (1, 1)), ((1, 1), (2, 2)), ((2, 1), (2, 3))])
+def test_conv2d_strides_dilations(stride, dilation):
+    x, w = uniform((2, 13, 14, 5)), uniform((3, 3, 5, 7))
+    reference = conv_reference(x, w, stride, dilation)
+    body = ('"npu.conv2d"({in0}, {in1}, {out0}) {accumulate = false, activation = "none", '
+            f'strides = array<i64: {stride[0]}, {stride[1]}>, '
+            f'dilations = array<i64: {dilation[0]}, {dilation[1]}>}}'
+            ' : ({in0_t}, {in1_t}, {out0_t}) -> ()')
+    program = single_tile([(x.shape, np.float16), (w.shape, np.float16)],
+                          [(reference.shape, np.float32)], body)
+    out = simulate(program, [x, w, np.zeros(reference.shape, np.float32)]).outputs[2]
+    np.testing.assert_allclose(out, reference, rtol=1e-5, atol=1e-5)
+
+
+def test_im2col_then_matmul_equals_conv():
+    x, w = uniform((1, 9, 9, 4)), uniform((3, 3, 4, 6))
+    reference = conv_reference(x, w, (2, 2), (1, 1))  # 1x4x4x6
+    body = ('"npu.im2col"({in0}, {out0}) {window = array<i64: 3, 3>, strides = array<i64: 2, 2>,'
+            ' dilations = array<i64: 1, 1>} : ({in0_t}, {out0_t}) -> ()\n'
+            '  "npu.matmul"({out0}, {in1}, {out1}) {accumulate = false, activation = "none"}'
+            ' : ({out0_t}, {in1_t}, {out1_t}) -> ()')
+    program = single_tile([(x.shape, np.float16), ((36, 6), np.float16)],
+                          [((16, 36), np.float16), ((16, 6), np.float32)], body)
+    outs = simulate(program, [x, w.reshape(36, 6), np.zeros((16, 36), np.float16),
+                              np.zeros((16, 6), np.float32)]).outputs
+    np.testing.assert_allclose(outs[3].reshape(1, 4, 4, 6), reference, rtol=1e-5, atol=1e-5)
+    # Row 5 is output pixel (1, 1): its window starts at input (2, 2), ordered (kh, kw, c).
+    np.testing.assert_array_equal(outs[2][5], x[0, 2:5, 2:5, :].reshape(-1))
+
+
+def test_depthwise_bias_relu6():
+    x, w, bias = uniform((1, 10, 10, 8)) * 4, uniform((3, 3, 8)) * 4, uniform((8,))
+    oh = (10 - 3) // 2 + 1
+    reference = np.zeros((1, oh, oh, 8))
+    for i in range(3):
+        for j in range(3):
+            reference += x[:, i:i + 2 * oh - 1:2, j:j + 2 * oh - 1:2, :] * w[i, j].astype(float)
+    reference = np.clip(reference + bias, 0, 6)
+    body = ('"npu.depthwise_conv2d"({in0}, {in1}, {out0}, {in2}) {activation = "relu6", '
+            'strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>} '
+            ': ({in0_t}, {in1_t}, {out0_t}, {in2_t}) -> ()')
+    program = single_tile([(x.shape, np.float16), (w.shape, np.float16), ((8,), np.float16)],
+                          [(reference.shape, np.float32)], body)
+    out = simulate(program, [x, w, bias, np.zeros(reference.shape, np.float32)]).outputs[3]
+    np.testing.assert_allclose(out, reference, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+def test_pool2d(kind):
+    x = uniform((1, 9, 9, 3))
+    oh = (9 - 3) // 2 + 1
+    taps = [x[:, i:i + 2 * oh - 1:2, j:j + 2 * oh - 1:2, :].astype(np.float32)
+            for i in range(3) for j in range(3)]
+    reference = np.max(taps, axis=0) if kind == "max" else np.sum(taps, axis=0) / 9
+    body = (f'"npu.pool2d"({{in0}}, {{out0}}) {{kind = "{kind}", window = array<i64: 3, 3>, '
+            'strides = array<i64: 2, 2>} : ({in0_t}, {out0_t}) -> ()')
+    program = single_tile([(x.shape, np.float16)], [((1, oh, oh, 3), np.float16)], body)
+    out = simulate(program, [x, np.zeros((1, oh, oh, 3), np.float16)]).outputs[1]
+    np.testing.assert_array_equal(out, reference.astype(np.float16))
+
+
+@pytest.mark.parametrize("kind,fn", [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                                     ("max", np.maximum), ("min", np.minimum)])
+def test_elementwise_broadcast(kind, fn):
+    a, b = uniform((6, 16)), uniform((16,))
+    body = (f'"npu.elementwise"({{in0}}, {{in1}}, {{out0}}) {{kind = "{kind}"}} '
+            ': ({in0_t}, {in1_t}, {out0_t}) -> ()')
+    program = single_tile([((6, 16), np.float16), ((16,), np.float16)], [((6, 16), np.float16)],
+                          body)
+    out = simulate(program, [a, b, np.zeros((6, 16), np.float16)]).outputs[2]
+    reference = fn(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
+    np.testing.assert_array_equal(out, reference)
+
+
+def _gelu(v):
+    return 0.5 * v * (1 + math.erf(v / math.sqrt(2)))
+
+
+@pytest.mark.parametrize("kind,attrs,fn", [
+    ("relu", "", lambda v: max(v, 0.0)),
+    ("relu6", "", lambda v: min(max(v, 0.0), 6.0)),
+    ("clip", ", clip_min = -0.5 : f64, clip_max = 0.25 : f64", lambda v: min(max(v, -0.5), 0.25)),
+    ("gelu", "", _gelu),
+    ("sigmoid", "", lambda v: 1 / (1 + math.exp(-v))),
+    ("tanh", "", math.tanh),
+])
+def test_activation(kind, attrs, fn):
+    x = (RNG.standard_normal((4, 64)) * 4).astype(np.float32)
+    body = (f'"npu.activation"({{in0}}, {{out0}}) {{kind = "{kind}"{attrs}}} '
+            ': ({in0_t}, {out0_t}) -> ()')
+    program = single_tile([((4, 64), np.float32)], [((4, 64), np.float32)], body)
+    out = simulate(program, [x, np.zeros((4, 64), np.float32)]).outputs[1]
+    reference = np.vectorize(fn)(x.astype(np.float64))
+    np.testing.assert_allclose(out, reference, rtol=2e-6, atol=3e-7)
+
+
+def test_int8_matmul_requantize():
+    a = RNG.integers(-128, 128, (32, 64)).astype(np.int8)
+    b = RNG.integers(-128, 128, (64, 16)).astype(np.int8)
+    scale, zero_point = 0.0003, 3
+    body = ('"npu.matmul"({in0}, {in1}, {out0}) {accumulate = false, activation = "none"} '
+            ': ({in0_t}, {in1_t}, {out0_t}) -> ()\n'
+            f'  "npu.requantize"({{out0}}, {{out1}}) {{scale = {scale} : f64, '
+            f'zero_point = {zero_point} : i64}} : ({{out0_t}}, {{out1_t}}) -> ()')
+    program = single_tile([((32, 64), np.int8), ((64, 16), np.int8)],
+                          [((32, 16), np.int32), ((32, 16), np.int8)], body)
+    outs = simulate(program, [a, b, np.zeros((32, 16), np.int32),
+                              np.zeros((32, 16), np.int8)]).outputs
+    acc = a.astype(np.int64) @ b.astype(np.int64)
+    np.testing.assert_array_equal(outs[2], acc)
+    expected = [max(-128, min(127, round(v * scale) + zero_point)) for v in acc.reshape(-1)]
+    np.testing.assert_array_equal(outs[3].reshape(-1), np.array(expected, np.int8))
+
+
+def test_requantize_rounds_half_to_even():
+    x = np.array([[5, 15, -5, 25, 1000, -1000]], np.int32)
+    body = ('"npu.requantize"({in0}, {out0}) {scale = 0.1 : f64, zero_point = 0 : i64} '
+            ': ({in0_t}, {out0_t}) -> ()')
+    program = single_tile([(x.shape, np.int32)], [(x.shape, np.int8)], body)
+    out = simulate(program, [x, np.zeros(x.shape, np.int8)]).outputs[1]
+    # 0.5 -> 0, 1.5 -> 2, -0.5 -> -0, 2.5 -> 2, clamped at 127 / -128.
+    np.testing.assert_array_equal(out, [[0, 2, 0, 2, 100, -100]])
+
+
+def test_transpose_nchw_to_nhwc_and_fill():
+    x = uniform((1, 3, 4, 5))
+    body = ('"npu.transpose"({in0}, {out0}) {permutation = array<i64: 0, 2, 3, 1>} '
+            ': ({in0_t}, {out0_t}) -> ()\n'
+            '  "npu.fill"({out1}) {value = 2.5 : f64} : ({out1_t}) -> ()')
+    program = single_tile([(x.shape, np.float16)], [((1, 4, 5, 3), np.float16),
+                                                    ((3, 3), np.int32)], body)
+    outs = simulate(program, [x, np.zeros((1, 4, 5, 3), np.float16),
+                              np.zeros((3, 3), np.int32)]).outputs
+    np.testing.assert_array_equal(outs[1], np.transpose(x, (0, 2, 3, 1)))
+    np.testing.assert_array_equal(outs[2], np.full((3, 3), 2, np.int32))  # 2.5 rounds to even
+
+
+LINALG = """
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+func.func @main(%a: memref<8x16xf32>, %b: memref<16x4xf32>, %bias: memref<16xf32>)
+    -> (memref<8x4xf32>, memref<8x16xf32>, memref<16x8xf32>, memref<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<8x4xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x4xf32>)
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x4xf32>) outs(%c : memref<8x4xf32>)
+  %e = memref.alloc() : memref<8x16xf32>
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %bias : memref<8x16xf32>, memref<16xf32>) outs(%e : memref<8x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %r = math.tanh %s : f32
+    linalg.yield %r : f32
+  }
+  %t = memref.alloc() : memref<16x8xf32>
+  linalg.transpose ins(%a : memref<8x16xf32>) outs(%t : memref<16x8xf32>) permutation = [1, 0]
+  %m = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%zero : f32) outs(%m : memref<8xf32>)
+  linalg.reduce ins(%a : memref<8x16xf32>) outs(%m : memref<8xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %mx = arith.maximumf %in, %acc : f32
+      linalg.yield %mx : f32
+    }
+  return %c, %e, %t, %m : memref<8x4xf32>, memref<8x16xf32>, memref<16x8xf32>, memref<8xf32>
+}
+"""
+
+
+def test_linalg_fallback_ops():
+    a, b, bias = uniform((8, 16), np.float32), uniform((16, 4), np.float32), uniform((16,), np.float32)
+    result = simulate(LINALG, [a, b, bias])
+    c, e, t, m = result.outputs
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(e, np.tanh(a.astype(np.float64) + bias), rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(t, a.T)
+    np.testing.assert_array_equal(m, np.maximum(a.max(axis=1), 0))
+    engines = {op["op"]: op["engine"] for op in result.report["ops"]}
+    assert set(engines.values()) == {"fallback"}
+    # Fallback cost: points x body ops x the scalar rate (8 cycles by default).
+    matmul = next(op for op in result.report["ops"] if op["op"] == "linalg.matmul")
+    assert matmul["cycles"] == 8 * 4 * 16 * 8 and matmul["macs"] == 8 * 4 * 16
