@@ -269,7 +269,7 @@ class Machine:
                 address = max(address, -(-(other.address + other.nbytes) // align) * align)
             if address + nbytes > capacity:
                 raise info.error(f"no room for a buffer of {nbytes} B: {self.sram_live_bytes} B "
-                                 f"of {capacity} B SRAM are live and fragmented")
+                                 f"of the {capacity} B SRAM are live")
         buffer = Buffer(nbytes, SRAM, name, info, self.numerics, address)
         self.sram_buffers.append(buffer)
         self._occupancy(nbytes)

@@ -137,7 +137,7 @@ func.func @main(%A: memref<{m}x{k}xf16>, %B: memref<{k}x{n}xf16>, %C: memref<{m}
   %c1b = "npu.alloc"() : () -> {c_s}
   %c2t = arith.constant {2 * tile_m} : index
   %last = arith.constant {m - tile_m} : index
-  %g0 = memref.subview %A[0, 0] [{tile_m}, {k}] [1, 1] : memref<{m}x{k}xf16> to {a_g}
+  %g0 = memref.subview %A[%c0, 0] [{tile_m}, {k}] [1, 1] : memref<{m}x{k}xf16> to {a_g}
   %first = "npu.dma_load"(%g0, %a0) {{channel = 0 : i64}} : ({a_g}, {a_s}) -> !npu.token
   scf.for %i = %c0 to %cm step %c2t iter_args(%ta0 = %first) -> (!npu.token) {{
     %i1 = arith.addi %i, %ct : index
