@@ -157,10 +157,7 @@ def build_pass_manager(text: str, context: ir.Context,
         try:
             pm.add(",".join(element.text for element in upstream))
         except ValueError as error:
-            message = str(error).strip().splitlines()
-            detail = next((line.split("error: ", 1)[1] for line in message if "error: " in line),
-                          message[-1] if message else "invalid pass")
-            raise PipelineError(detail, upstream[0].start) from None
+            raise _locate_upstream_error(upstream, context, error) from None
         upstream.clear()
 
     for element in parse_pipeline(text):
@@ -180,6 +177,22 @@ def build_pass_manager(text: str, context: ir.Context,
                argument=pass_.argument, description=pass_.summary)
     flush()
     return pm
+
+
+def _locate_upstream_error(elements: list[Element], context: ir.Context,
+                           error: ValueError) -> PipelineError:
+    """The element MLIR rejected, found by adding each to a scratch manager."""
+    culprit, message = elements[0], str(error)
+    for element in elements:
+        try:
+            passmanager.PassManager("builtin.module", context).add(element.text)
+        except ValueError as element_error:
+            culprit, message = element, str(element_error)
+            break
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    detail = next((line.split("error: ", 1)[1] for line in lines if "error: " in line),
+                  "; ".join(lines) or "invalid pass pipeline")
+    return PipelineError(detail, culprit.start)
 
 
 def _reject_nested_npu_passes(element: Element) -> None:

@@ -1,5 +1,5 @@
 // RUN: atvoss-opt %s | atvoss-opt | FileCheck %s
-// RUN: atvoss-opt %s --mlir-print-op-generic | FileCheck %s
+// RUN: atvoss-opt %s --mlir-print-op-generic | atvoss-opt | FileCheck %s
 
 // Every npu op, parsed, printed and parsed again.
 

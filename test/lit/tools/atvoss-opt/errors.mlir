@@ -18,7 +18,7 @@
 // TARGET-NAME: error: invalid --target 'gpu': unknown target 'gpu': expected 'npu'
 
 // RUN: not atvoss-opt %s --pass-pipeline='builtin.module(canonicalize,npu-bogus)' 2>&1 | FileCheck %s --check-prefix=PASS
-// PASS: <pass-pipeline>:1:30: error: 'npu-bogus' does not refer to a registered pass or pass pipeline
+// PASS: <pass-pipeline>:1:29: error: 'npu-bogus' does not refer to a registered pass or pass pipeline
 
 // RUN: not atvoss-opt %s --pass-pipeline='builtin.module(npu-verify{nope=1})' 2>&1 | FileCheck %s --check-prefix=OPTION
 // OPTION: <pass-pipeline>:1:16: error: pass 'npu-verify' has no option 'nope'

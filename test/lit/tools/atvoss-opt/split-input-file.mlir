@@ -25,7 +25,7 @@ func.func @second() {
 // -----
 
 // Without splitting, the redefinition of @first is an error at its line.
-// WHOLE: split-input-file.mlir:[[# @LINE + 1]]:11: error: redefinition of symbol named 'first'
+// WHOLE: split-input-file.mlir:[[# @LINE + 1]]:1: error: redefinition of symbol named 'first'
 func.func @first() {
   return
 }
