@@ -1,4 +1,8 @@
 // RUN: atvoss-opt %s -split-input-file -verify-diagnostics
+// Without one of the expectations the run must fail, naming the unexpected error:
+// RUN: grep -v "expected-error @below {{op expects exactly 0 operands" %s > %t
+// RUN: not atvoss-opt %t -split-input-file -verify-diagnostics 2>&1 | FileCheck %s --check-prefix=DROPPED
+// DROPPED: error: unexpected error: op expects exactly 0 operands, but got 1
 
 // One case per constraint that the parser enforces for npu ops (from the
 // IRDL registration generated from dialects/npu.td).
