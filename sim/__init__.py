@@ -5,7 +5,8 @@ cycle/SRAM model of the machine described by an `NpuTarget`.
     result = simulate(text, [a, b], target="npu -dataflow=os")
     result.outputs, result.report["total_cycles"]
 
-Inputs and outputs: the entry's memref arguments are DRAM buffers, filled from
+Inputs and outputs: the entry's memref arguments are DRAM buffers (SRAM ones,
+memory space 1, are placed first-fit in SRAM), filled from
 `inputs` (a list in argument order, or a dict with keys "arg0", "arg1", ... or
 ints); missing inputs are random (seeded). The outputs are the function's
 results; a function without results (destination-passing style) returns the
@@ -24,9 +25,10 @@ from atvoss_mlir.diagnostics import Diagnostic, DiagnosticError, diagnostics_of,
 from atvoss_mlir.target import DEFAULT_TARGET, NpuTarget, parse_target
 
 from .interpreter import HANDLERS, TERMINATORS, Translator
-from .machine import Machine
+from .machine import Machine, OpInfo
 from .report import build_report, chrome_trace, format_table, to_json
-from .values import DRAM, Buffer, MemRef, identity_strides, numpy_dtype, wrap_array
+from .ops_memref import memory_space
+from .values import DRAM, SRAM, Buffer, MemRef, identity_strides, numpy_dtype
 
 __all__ = ["simulate", "SimResult", "random_inputs", "DiagnosticError"]
 
@@ -151,37 +153,42 @@ def _random_value(func, index: int, type_: ir.Type, rng):
     return rng.integers(-64, 64, shape).astype(dtype)
 
 
-def _argument(func, index: int, type_: ir.Type, value, numerics: bool):
+def _argument(func, index: int, type_: ir.Type, value, machine: Machine, info: OpInfo):
+    """The run-time value of one entry argument: a scalar, or a memref whose
+    buffer is in DRAM (or placed first-fit in SRAM for an SRAM argument)."""
     if not isinstance(type_, ir.MemRefType):
         if value is None:
             raise error_at(func.location, f"argument #{index} of type {type_} needs an input value")
-        if isinstance(type_, ir.IntegerType) or isinstance(type_, ir.IndexType):
+        if isinstance(type_, (ir.IntegerType, ir.IndexType)):
             return int(value)
         return float(value)
-    memref = ir.MemRefType(type_)
-    dtype = numpy_dtype(memref.element_type)
+    dtype = numpy_dtype(type_.element_type)
     if dtype is None:
         raise error_at(func.location, f"argument #{index}: element type "
-                       f"{memref.element_type} is not supported")
-    if memref.memory_space is not None and ir.IntegerAttr(memref.memory_space).value != DRAM:
-        raise error_at(func.location, f"argument #{index} is not in DRAM")
+                       f"{type_.element_type} is not supported")
     dynamic = ir.ShapedType.get_dynamic_size()
     if value is None:  # timing-only without inputs: shapes suffice
-        shape = list(memref.shape)
-        buffer = Buffer(int(np.prod(shape)) * dtype.itemsize, DRAM, f"arg{index}",
-                        numerics=False)
-        return MemRef(buffer, dtype, shape, identity_strides(shape))
-    array = np.asarray(value)
-    if len(array.shape) != memref.rank or any(
-            s != dynamic and s != n for s, n in zip(memref.shape, array.shape)):
-        raise error_at(func.location, f"argument #{index} expects shape "
-                       f"{'x'.join('?' if s == dynamic else str(s) for s in memref.shape)}, "
-                       f"the input has shape {'x'.join(map(str, array.shape))}")
-    if not numerics:
-        buffer = Buffer(array.nbytes // array.itemsize * dtype.itemsize, DRAM, f"arg{index}",
-                        numerics=False)
-        return MemRef(buffer, dtype, array.shape, identity_strides(array.shape))
-    return wrap_array(array.astype(dtype, copy=False), DRAM, f"arg{index}")
+        if not type_.has_static_shape:
+            raise error_at(func.location, f"argument #{index} has a dynamic shape: give an input")
+        shape = list(type_.shape)
+    else:
+        value = np.asarray(value)
+        shape = list(value.shape)
+        if len(shape) != type_.rank or any(s != dynamic and s != n
+                                           for s, n in zip(type_.shape, shape)):
+            raise error_at(func.location, f"argument #{index} expects shape "
+                           f"{'x'.join('?' if s == dynamic else str(s) for s in type_.shape)}, "
+                           f"the input has shape {'x'.join(map(str, shape))}")
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if memory_space(type_) == SRAM:
+        buffer = machine.sram_alloc(info, nbytes, None, f"arg{index}")
+    else:
+        buffer = Buffer(nbytes, DRAM, f"arg{index}", numerics=machine.numerics)
+        buffer.touched = np.zeros(nbytes, np.uint8)
+    memref = MemRef(buffer, dtype, shape, identity_strides(shape))
+    if machine.numerics:
+        memref.array()[...] = value.astype(dtype, copy=False)
+    return memref
 
 
 def _input_list(inputs, count: int) -> list:
@@ -225,21 +232,23 @@ def simulate(module_or_text, inputs=None, target: NpuTarget | str | None = DEFAU
             rng = np.random.default_rng(seed)
             values = [_random_value(func, i, t, rng) if v is None else v
                       for i, (t, v) in enumerate(zip(arg_types, values))]
-        args = [_argument(func, i, t, v, not timing_only)
+        machine = Machine(target, numerics=not timing_only, trace=[] if trace else None,
+                          filename=filename)
+        info = OpInfo("func.func", func.location, filename)
+        args = [_argument(func, i, t, v, machine, info)
                 for i, (t, v) in enumerate(zip(arg_types, values))]
-
-        machine = Machine(target, numerics=not timing_only, trace=[] if trace else None)
         translator = Translator(module, machine)
         results = translator.function(name, func.location).call(args)
         total_cycles = machine.now
 
     memref_args = [a for a in args if isinstance(a, MemRef)]
-    compulsory = sum(a.nbytes for a in memref_args if a.buffer.read)
+    masks = [a.buffer.touched for a in memref_args if a.buffer.touched is not None]
+    compulsory = sum(int(np.count_nonzero(m & 1)) for m in masks)
     if results:
         compulsory += sum(r.nbytes for r in results if isinstance(r, MemRef))
         finals = results
     else:
-        compulsory += sum(a.nbytes for a in memref_args if a.buffer.written)
+        compulsory += sum(int(np.count_nonzero(m & 2)) for m in masks)
         finals = memref_args
     outputs = [(np.array(v.array()) if not timing_only else None) if isinstance(v, MemRef)
                else np.asarray(v) for v in finals]

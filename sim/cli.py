@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 import numpy as np
@@ -94,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
         return run(argv)
     except KeyboardInterrupt:
         return _fail("interrupted")
+    except BrokenPipeError:  # the reader of our output went away (`| head`)
+        sys.stdout = open(os.devnull, "w")
+        return 1
     except Exception as failure:  # noqa: BLE001 - never a traceback for the user
         return _fail(f"internal error: {type(failure).__name__}: {failure}")
 

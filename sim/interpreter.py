@@ -136,7 +136,7 @@ class Translator:
             if name in TERMINATORS:
                 yield_slots, terminator = self.slots(op.operands), op
                 continue
-            info = OpInfo(name, op.location)
+            info = OpInfo(name, op.location, self.machine.filename)
             handler = HANDLERS.get(name)
             if handler is None:
                 raise error_at(op.location, f"{name}: the simulator has no handler for this op")

@@ -13,21 +13,25 @@ Engines: `dma0` .. `dma{N-1}` (the `channel` of a DMA op), `matrix` (matmul,
 conv2d), `vector` (everything else the NPU computes) and `fallback` (linalg
 ops and memref copies left on DRAM). Scalar and loop bookkeeping cost 0.
 
-Ordering and hazards (the hardware has no interlocks; the simulator checks)
----------------------------------------------------------------------------
-* Compute engines (matrix, vector, fallback) share a scoreboard: a compute op
-  waits for earlier compute ops that write what it reads or writes, or read
-  what it writes (byte ranges). So a vector epilogue after a matmul needs no
-  explicit synchronisation.
-* DMA and compute are ordered only by `npu.wait` and `npu.barrier`:
-  - an op that touches bytes a DMA writes (load: SRAM, store: DRAM) before a
-    wait on that DMA's token (or a barrier) is an error (RAW/WAW);
-  - an op that overwrites bytes an outstanding DMA still reads is an error (WAR);
-  - a DMA issued while a compute op that reads the bytes it writes (WAR), or
-    writes the bytes it reads or writes (RAW/WAW), has not finished is an
-    error: nothing but a wait or barrier orders a DMA after compute.
-  DMAs on one channel run in order, so they never conflict with each other.
-* Numerics run eagerly in program order; the checks above are what make that
+Ordering and hazards (what the hardware interlocks, and what it does not)
+-----------------------------------------------------------------------
+* DMA completion is signalled only through tokens. An op that touches bytes
+  a DMA writes (a load's SRAM tile, a store's DRAM view) before an
+  `npu.wait` on that DMA's token, or an `npu.barrier`, is an error
+  (read-after-write / write-after-write); so is an op that overwrites bytes an
+  outstanding DMA still reads (write-after-read), and releasing a buffer that
+  an outstanding DMA uses. DMAs on one channel run in order and never
+  conflict with each other.
+* Compute results are tracked by a scoreboard: an op (compute or DMA) that
+  reads what an earlier compute op writes, or writes what it reads or
+  writes, starts when that op finishes. A `dma_store` of a matmul's output
+  therefore needs no barrier, and a `dma_load` into a tile still read by a
+  matmul waits for it rather than corrupting it: that is what double
+  buffering has to hide.
+  This is the contract `npu-verify` checks statically (only pending DMAs
+  need explicit synchronisation); the simulator checks it on the actual
+  addresses, including views and loop-carried tokens.
+* Numerics run eagerly in program order; the rules above are what make that
   equal to the timed execution.
 
 SRAM
@@ -45,10 +49,7 @@ from dataclasses import dataclass, field
 
 from atvoss_mlir.diagnostics import error_at, source_position
 
-from .values import SRAM, Buffer, MemRef
-
-COMPUTE_ENGINES = ("matrix", "vector", "fallback")
-
+from .values import SRAM, Buffer
 
 class OpInfo:
     """Static facts about one op, made once when its region is translated,
@@ -57,10 +58,10 @@ class OpInfo:
     __slots__ = ("name", "location", "loc", "count", "cycles", "macs", "dram_read",
                  "dram_write", "engine")
 
-    def __init__(self, name: str, location):
+    def __init__(self, name: str, location, default_file: str = "-"):
         self.name = name
         self.location = location
-        position = source_position(location)
+        position = source_position(location, default_file)
         self.loc = str(position) if position else "unknown"
         self.count = self.cycles = self.macs = self.dram_read = self.dram_write = 0
         self.engine = None
@@ -108,6 +109,7 @@ class Machine:
     target: object
     numerics: bool = True
     trace: list | None = None
+    filename: str = "-"  # names the input in op locations of messages and reports
     issue_time: int = 0
     engine_free: dict = field(default_factory=dict)
     engine_busy: dict = field(default_factory=dict)
@@ -158,23 +160,23 @@ class Machine:
 
     # -- issuing ops -------------------------------------------------------------
     def run(self, info: OpInfo, engine: str, cycles: int, reads=(), writes=(), macs: int = 0,
-            dram_read: int = 0, dram_write: int = 0, token: bool = False):
+            dram_read: int = 0, dram_write: int = 0, dma: bool = False):
         """Issue one op; returns its Token for DMAs, its finish time otherwise."""
         spans = [(m, False) for m in reads] + [(m, True) for m in writes]
         ranges = []
         for memref, write in spans:
+            buffer = memref.buffer
             if write:
-                memref.buffer.written = True
-            else:
-                memref.buffer.read = True
+                buffer.written = True
+            if buffer.touched is not None:
+                memref.mark_touched(2 if write else 1)
             low, high = memref.byte_range()
             base = memref.buffer.address
             ranges.append((memref.buffer.range_key, base + low, base + high, write))
-        is_dma = token
         start = max(self.engine_free[engine], self.issue_time)
         for key, low, high, write in ranges:
             for a in self.accesses:
-                if a.key is not key or a.high <= low or high <= a.low:
+                if a.key != key or a.high <= low or high <= a.low:
                     continue
                 if not (write or a.write):
                     continue
@@ -182,16 +184,12 @@ class Machine:
                     if a.token.done or a.engine == engine:
                         continue  # waited, or same DMA channel: in order
                     raise info.error(self._dma_conflict(a, write, key, low, high))
-                if a.finish <= self.issue_time:
-                    continue
-                if is_dma:
-                    raise info.error(self._compute_conflict(a, write, key, low, high))
                 if a.finish > start:
-                    start = a.finish  # compute scoreboard
+                    start = a.finish  # scoreboard on an earlier compute op
         finish = start + cycles
         self.engine_free[engine] = finish
         self.engine_busy[engine] += cycles
-        result_token = Token(finish, info, engine) if is_dma else None
+        result_token = Token(finish, info, engine) if dma else None
         for key, low, high, write in ranges:
             if high > low:
                 self.accesses.append(Access(key, low, high, write, engine, finish, info,
@@ -210,7 +208,7 @@ class Machine:
         self.dram_write_bytes += dram_write
         if self.trace is not None:
             self.trace.append(TraceEvent(engine, info.name, info.loc, start, finish))
-        return result_token if is_dma else finish
+        return result_token if dma else finish
 
     @staticmethod
     def _where(key, low, high) -> str:
@@ -226,19 +224,6 @@ class Machine:
                     f"npu.wait on its token ({hazard} hazard)")
         return (f"overwrites {where} that {other} is still reading: its token was not "
                 f"waited on (write-after-read hazard)")
-
-    def _compute_conflict(self, a: Access, write: bool, key, low, high) -> str:
-        where = self._where(key, max(low, a.low), min(high, a.high))
-        other = f"{a.info.name} at {a.info.loc}"
-        if write and not a.write:
-            kind = f"overwrites {where} that {other} is still reading (write-after-read hazard)"
-        elif write:
-            kind = f"overwrites {where} that {other} is still writing (write-after-write hazard)"
-        else:
-            kind = (f"reads {where} before {other} has finished writing it "
-                    f"(read-after-write hazard)")
-        return (f"{kind}: it finishes at cycle {a.finish}, the DMA issues at cycle "
-                f"{self.issue_time}; only npu.wait/npu.barrier order a DMA after compute")
 
     # -- SRAM ---------------------------------------------------------------------
     def sram_alloc(self, info: OpInfo, nbytes: int, offset: int | None, name: str) -> Buffer:
@@ -278,6 +263,13 @@ class Machine:
     def sram_free(self, info: OpInfo, buffer: Buffer) -> None:
         if not buffer.live:
             raise info.error("buffer was already released")
+        low, high = buffer.address, buffer.address + buffer.nbytes
+        for a in self.accesses:
+            if (a.token is not None and not a.token.done and a.key == SRAM
+                    and a.low < high and low < a.high):
+                raise info.error(f"releases SRAM bytes [{low}, {high}) while {a.info.name} at "
+                                 f"{a.info.loc} using them is pending (its token was not "
+                                 f"waited on)")
         buffer.live = False
         self.sram_buffers.remove(buffer)
         self._occupancy(-buffer.nbytes)
@@ -290,9 +282,3 @@ class Machine:
             self.sram_occupancy[-1] = point
         else:
             self.sram_occupancy.append(point)
-
-
-def memref_of(value, info: OpInfo, what: str) -> MemRef:
-    if not isinstance(value, MemRef):
-        raise info.error(f"{what} is not a memref")
-    return value

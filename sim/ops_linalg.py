@@ -36,8 +36,6 @@ def _issue(t, info, cycles, reads, writes, macs=0):
     t.machine.run(info, "fallback", cycles, reads, writes, macs=macs,
                   dram_read=sum(dram_bytes(m) for m in reads if hasattr(m, "buffer")),
                   dram_write=sum(dram_bytes(m) for m in writes))
-    for m in writes:
-        m.buffer.written = True
 
 
 @impl("linalg.matmul")

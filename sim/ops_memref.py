@@ -259,7 +259,6 @@ def memref_copy(t, op, info):
                     dram_read=dram_bytes(src), dram_write=dram_bytes(dst))
         if t.numerics:
             dst.array()[...] = src.array()
-        dst.buffer.written = True
     return run
 
 

@@ -103,10 +103,9 @@ def _dma(t, op, info, load: bool):
         nbytes = dram.nbytes
         token = machine.run(info, engine, costs.dma_cycles(dram, target), [src], [dst],
                             dram_read=nbytes if load else 0,
-                            dram_write=0 if load else nbytes, token=True)
+                            dram_write=0 if load else nbytes, dma=True)
         if t.numerics:
             dst.array()[...] = src.array()
-        dst.buffer.written = True
         regs[r] = token
     return run
 

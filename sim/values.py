@@ -36,7 +36,7 @@ class Buffer:
     on a burst boundary, so its address is 0 and ranges are per buffer.
     """
 
-    __slots__ = ("data", "nbytes", "space", "address", "name", "origin", "live", "read", "written")
+    __slots__ = ("data", "nbytes", "space", "address", "name", "origin", "live", "written", "touched")
 
     def __init__(self, nbytes: int, space: int, name: str, origin=None, numerics: bool = True,
                  address: int = 0):
@@ -47,8 +47,10 @@ class Buffer:
         self.origin = origin  # OpInfo of the allocating op, or None for arguments
         self.data = np.zeros(self.nbytes, np.uint8) if numerics else None
         self.live = True
-        self.read = False  # by some op: argument bytes count as compulsory DRAM traffic
         self.written = False
+        # Function arguments: which bytes were read (bit 0) and written (bit 1),
+        # the compulsory DRAM traffic of the roofline.
+        self.touched = None
 
     @property
     def range_key(self):
@@ -128,13 +130,13 @@ class MemRef:
                                      strides=tuple(s * item for s in self.strides))
         return self._array
 
-    def is_contiguous(self) -> bool:
-        expected = 1
-        for n, s in zip(reversed(self.shape), reversed(self.strides)):
-            if n != 1 and s != expected:
-                return False
-            expected *= n
-        return True
+    def mark_touched(self, bit: int) -> None:
+        """Set `bit` in the argument byte mask for every byte of the view."""
+        item = self.dtype.itemsize
+        bytes_view = np.ndarray(self.shape + (item,), np.uint8, buffer=self.buffer.touched,
+                                offset=self.start_byte,
+                                strides=tuple(s * item for s in self.strides) + (1,))
+        bytes_view |= bit
 
 
 def identity_strides(shape) -> tuple[int, ...]:
@@ -147,11 +149,3 @@ def identity_strides(shape) -> tuple[int, ...]:
 
 def format_view(memref: MemRef) -> str:
     return "x".join(str(n) for n in memref.shape) + f"x{memref.dtype}"
-
-
-def wrap_array(array: np.ndarray, space: int, name: str) -> MemRef:
-    """A fresh buffer holding a copy of `array` (a function argument)."""
-    array = np.ascontiguousarray(array)
-    buffer = Buffer(array.nbytes, space, name)
-    buffer.data[:] = array.reshape(-1).view(np.uint8)
-    return MemRef(buffer, array.dtype, array.shape, identity_strides(array.shape))
