@@ -51,10 +51,10 @@ class SimResult:
     def json(self) -> str:
         return to_json(self.report)
 
-    def chrome_trace(self, default_file: str = "-") -> dict:
+    def chrome_trace(self) -> dict:
         if self.trace_events is None:
             raise ValueError("simulate(..., trace=True) records the trace")
-        return chrome_trace(self.trace_events, self.engines, self.target, default_file)
+        return chrome_trace(self.trace_events, self.engines, self.target)
 
 
 def _parse(module_or_text):
@@ -253,5 +253,5 @@ def simulate(module_or_text, inputs=None, target: NpuTarget | str | None = DEFAU
     outputs = [(np.array(v.array()) if not timing_only else None) if isinstance(v, MemRef)
                else np.asarray(v) for v in finals]
     report = build_report(machine, entry=name, total_cycles=total_cycles,
-                          compulsory_dram_bytes=compulsory, default_file=filename)
+                          compulsory_dram_bytes=compulsory)
     return SimResult(outputs, report, machine.trace, list(machine.engine_free), target)

@@ -85,7 +85,7 @@ def run(argv: list[str] | None = None) -> int:
         np.savez(args.outputs, **{f"result{i}": out for i, out in enumerate(result.outputs)})
     if args.trace:
         with open(args.trace, "w") as stream:
-            json.dump(result.chrome_trace(filename), stream)
+            json.dump(result.chrome_trace(), stream)
     print(result.json() if args.report == "json" else result.table())
     return 0
 

@@ -166,8 +166,6 @@ class Machine:
         ranges = []
         for memref, write in spans:
             buffer = memref.buffer
-            if write:
-                buffer.written = True
             if buffer.touched is not None:
                 memref.mark_touched(2 if write else 1)
             low, high = memref.byte_range()

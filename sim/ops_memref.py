@@ -283,7 +283,6 @@ def memref_store(t, op, info):
     def run(regs):
         if t.numerics:
             regs[a].array()[tuple(regs[i] for i in indices)] = regs[v]
-        regs[a].buffer.written = True
     return run
 
 

@@ -20,8 +20,7 @@ import math
 REPORT_VERSION = 1
 
 
-def build_report(machine, *, entry: str, total_cycles: int, compulsory_dram_bytes: int,
-                 default_file: str = "-") -> dict:
+def build_report(machine, *, entry: str, total_cycles: int, compulsory_dram_bytes: int) -> dict:
     target = machine.target
     roofline = max(math.ceil(machine.macs / target.peak_macs_per_cycle),
                    math.ceil(compulsory_dram_bytes / target.dram_bytes_per_cycle))
@@ -30,14 +29,16 @@ def build_report(machine, *, entry: str, total_cycles: int, compulsory_dram_byte
                "utilization": round(busy / total_cycles, 6) if total_cycles else 0.0}
         for name, busy in machine.engine_busy.items()
     }
-    ops = []
+    ops: dict[tuple, dict] = {}  # ops sharing a source location are one entry
     for info in machine.ops.values():
-        loc = info.loc
-        if loc.startswith("-:") and default_file != "-":
-            loc = default_file + loc[1:]
-        ops.append({"op": info.name, "loc": loc, "engine": info.engine, "count": info.count,
-                    "cycles": info.cycles, "macs": info.macs,
-                    "dram_read_bytes": info.dram_read, "dram_write_bytes": info.dram_write})
+        entry = ops.setdefault((info.name, info.loc), {
+            "op": info.name, "loc": info.loc, "engine": info.engine, "count": 0, "cycles": 0,
+            "macs": 0, "dram_read_bytes": 0, "dram_write_bytes": 0})
+        entry["count"] += info.count
+        entry["cycles"] += info.cycles
+        entry["macs"] += info.macs
+        entry["dram_read_bytes"] += info.dram_read
+        entry["dram_write_bytes"] += info.dram_write
     return {
         "version": REPORT_VERSION,
         "entry": entry,
@@ -54,7 +55,7 @@ def build_report(machine, *, entry: str, total_cycles: int, compulsory_dram_byte
         "sram_capacity_bytes": target.max_sram_bytes,
         "sram_occupancy": machine.sram_occupancy,
         "engines": engines,
-        "ops": ops,
+        "ops": list(ops.values()),
     }
 
 
@@ -86,7 +87,7 @@ def format_table(report: dict) -> str:
     return "\n".join(lines)
 
 
-def chrome_trace(events, engines, target, default_file: str = "-") -> dict:
+def chrome_trace(events, engines, target) -> dict:
     """Trace Event Format: one thread (track) per engine, times in microseconds."""
     us_per_cycle = 1.0 / (target.clock_ghz * 1000.0)
     tids = {name: i for i, name in enumerate(engines)}
@@ -94,9 +95,8 @@ def chrome_trace(events, engines, target, default_file: str = "-") -> dict:
     trace += [{"ph": "M", "name": "thread_name", "pid": 0, "tid": tid, "args": {"name": name}}
               for name, tid in tids.items()]
     for e in events:
-        loc = default_file + e.loc[1:] if e.loc.startswith("-:") else e.loc
         trace.append({"ph": "X", "name": e.name, "cat": e.engine, "pid": 0,
                       "tid": tids[e.engine], "ts": e.start * us_per_cycle,
                       "dur": (e.finish - e.start) * us_per_cycle,
-                      "args": {"loc": loc, "start_cycle": e.start, "cycles": e.finish - e.start}})
+                      "args": {"loc": e.loc, "start_cycle": e.start, "cycles": e.finish - e.start}})
     return {"traceEvents": trace, "displayTimeUnit": "ns"}

@@ -36,7 +36,7 @@ class Buffer:
     on a burst boundary, so its address is 0 and ranges are per buffer.
     """
 
-    __slots__ = ("data", "nbytes", "space", "address", "name", "origin", "live", "written", "touched")
+    __slots__ = ("data", "nbytes", "space", "address", "name", "origin", "live", "touched")
 
     def __init__(self, nbytes: int, space: int, name: str, origin=None, numerics: bool = True,
                  address: int = 0):
@@ -47,7 +47,6 @@ class Buffer:
         self.origin = origin  # OpInfo of the allocating op, or None for arguments
         self.data = np.zeros(self.nbytes, np.uint8) if numerics else None
         self.live = True
-        self.written = False
         # Function arguments: which bytes were read (bit 0) and written (bit 1),
         # the compulsory DRAM traffic of the roofline.
         self.touched = None

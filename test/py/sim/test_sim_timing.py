@@ -152,7 +152,7 @@ def test_timing_only_gives_the_same_report():
 
 
 def test_report_contract():
-    result = simulate(tiled_matmul(100, 72, 80, 32, 32, 48), trace=True)
+    result = simulate(tiled_matmul(100, 72, 80, 32, 32, 48), trace=True, filename="prog.mlir")
     report = result.report
     assert REPORT_KEYS <= set(report) and report["version"] == 1
     assert set(report["engines"]) == {"matrix", "vector", "dma0", "dma1", "fallback"}
@@ -161,7 +161,7 @@ def test_report_contract():
         assert 0 <= engine["utilization"] <= 1
     for op in report["ops"]:
         assert set(op) == OP_KEYS
-        assert op["loc"].startswith("-:")
+        assert op["loc"].startswith("prog.mlir:")
     assert report["macs"] == 100 * 72 * 80
     # A and B read at least once, C written once.
     assert report["compulsory_dram_bytes"] == (100 * 80 + 80 * 72) * 2 + 100 * 72 * 4
@@ -170,7 +170,7 @@ def test_report_contract():
     assert report["roofline_ratio"] == pytest.approx(
         report["total_cycles"] / report["roofline_cycles"], rel=1e-5)
     assert report["sram_peak_bytes"] == 32 * 48 * 2 + 48 * 32 * 2 + 32 * 32 * 4
-    trace = result.chrome_trace("prog.mlir")["traceEvents"]
+    trace = result.chrome_trace()["traceEvents"]
     tracks = {e["args"]["name"] for e in trace if e["ph"] == "M" and e["name"] == "thread_name"}
     assert {"matrix", "dma0", "dma1"} <= tracks
     assert any(e["ph"] == "X" and e["args"]["loc"].startswith("prog.mlir:") for e in trace)
