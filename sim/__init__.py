@@ -27,6 +27,7 @@ from atvoss_mlir.target import DEFAULT_TARGET, NpuTarget, parse_target
 from .interpreter import HANDLERS, TERMINATORS, Translator
 from .machine import Machine, OpInfo
 from .report import build_report, chrome_trace, format_table, to_json
+from .ops_builtin import float_rounder
 from .ops_memref import memory_space
 from .values import DRAM, SRAM, Buffer, MemRef, identity_strides, numpy_dtype
 
@@ -161,7 +162,7 @@ def _argument(func, index: int, type_: ir.Type, value, machine: Machine, info: O
             raise error_at(func.location, f"argument #{index} of type {type_} needs an input value")
         if isinstance(type_, (ir.IntegerType, ir.IndexType)):
             return int(value)
-        return float(value)
+        return float_rounder(type_)(float(value))
     dtype = numpy_dtype(type_.element_type)
     if dtype is None:
         raise error_at(func.location, f"argument #{index}: element type "

@@ -6,8 +6,8 @@ Ops issue in program order from one sequencer. Issuing costs nothing and never
 blocks: every engine has its own command queue. The sequencer's issue time
 moves forward only at `npu.wait` (to the completion of the waited tokens) and
 `npu.barrier` (to the moment every engine is idle). An op starts at
-max(its engine's free time, the issue time) and, for compute ops, the finish
-of the compute ops it depends on; it then occupies its engine for its cycles.
+max(its engine's free time, the issue time, the finish of the compute ops it
+depends on); it then occupies its engine for its cycles.
 
 Engines: `dma0` .. `dma{N-1}` (the `channel` of a DMA op), `matrix` (matmul,
 conv2d), `vector` (everything else the NPU computes) and `fallback` (linalg

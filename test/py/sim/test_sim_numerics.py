@@ -234,3 +234,56 @@ def test_linalg_fallback_ops():
     # Fallback cost: points x body ops x the scalar rate (8 cycles by default).
     matmul = next(op for op in result.report["ops"] if op["op"] == "linalg.matmul")
     assert matmul["cycles"] == 8 * 4 * 16 * 8 and matmul["macs"] == 8 * 4 * 16
+
+
+SCALARS = """
+func.func @main(%n: index, %x: f32) -> (index, index, f32, i32, i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %m7 = arith.constant -7 : index
+  %sum = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %c0) -> (index) {
+    %odd = arith.remsi %i, %c3 : index
+    %is0 = arith.cmpi eq, %odd, %c0 : index
+    %next = scf.if %is0 -> (index) {
+      %d = arith.addi %acc, %i : index
+      scf.yield %d : index
+    } else {
+      scf.yield %acc : index
+    }
+    scf.yield %next : index
+  }
+  %q = arith.divsi %m7, %c3 : index
+  %f = arith.floordivsi %m7, %c3 : index
+  %r = arith.remsi %m7, %c3 : index
+  %t = affine.apply affine_map<(d0)[s0] -> (d0 * 4 + s0 floordiv 2)>(%q)[%f]
+  %h = arith.truncf %x : f32 to f16
+  %e = arith.extf %h : f16 to f32
+  %big = arith.constant 2147483647 : i32
+  %one = arith.constant 1 : i32
+  %wrap = arith.addi %big, %one : i32
+  %w = scf.while (%v = %c1) : (index) -> index {
+    %small = arith.cmpi slt, %v, %n : index
+    scf.condition(%small) %v : index
+  } do {
+  ^bb0(%v: index):
+    %v2 = arith.muli %v, %c3 : index
+    scf.yield %v2 : index
+  }
+  %lt = arith.cmpf olt, %e, %x : f32
+  %out = arith.addi %sum, %w : index
+  %tr = arith.addi %t, %r : index
+  return %out, %tr, %e, %wrap, %lt : index, index, f32, i32, i1
+}
+"""
+
+
+def test_scalar_control_flow_and_arithmetic():
+    n, x = 10, 0.1
+    out, tr, e, wrap, lt = simulate(SCALARS, [n, x]).outputs
+    # sum of i in [0, 10) with i % 3 == 0, plus the first power of 3 >= 10.
+    assert out == (0 + 3 + 6 + 9) + 27
+    # divsi(-7, 3) = -2 (toward zero), floordivsi = -3, remsi = -1:
+    # -2 * 4 + (-3 floordiv 2 = -2) + (-1) = -11.
+    assert tr == -11
+    assert e == np.float32(np.float16(x)) and wrap == -2147483648 and lt == (float(np.float16(x)) < float(np.float32(x)))
