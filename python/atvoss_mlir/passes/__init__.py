@@ -21,6 +21,10 @@ from ..target import DEFAULT_TARGET, NpuTarget
 # pass argument -> "module:ClassName" under atvoss_mlir.passes
 _REGISTRY = {
     "npu-verify": "npu_verify:NpuVerify",
+    "npu-fuse-epilogue": "npu_fuse_epilogue:NpuFuseEpilogue",
+    "npu-tile": "npu_tile:NpuTile",
+    "npu-promote-to-sram": "npu_promote_to_sram:NpuPromoteToSram",
+    "npu-allocate-sram": "npu_allocate_sram:NpuAllocateSram",
 }
 
 

@@ -1,0 +1,102 @@
+"""npu-allocate-sram: give every `npu.alloc` a static byte offset in SRAM.
+
+Buffers live from their `npu.alloc` to their `npu.dealloc` (or the end of the
+block holding the alloc). Offsets are assigned in program order, first fit,
+aligned to target.sram-alignment: a buffer takes the lowest aligned offset that
+no live buffer occupies, so the space of dead buffers is reused. A buffer that
+does not fit is an error at its alloc naming the live set and the budget.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mlir import ir
+
+from . import ModulePass, PassContext
+from .npu_tile import element_bytes
+
+
+def buffer_bytes(alloc) -> int | None:
+    buffer_type = ir.MemRefType(alloc.results[0].type)
+    if not buffer_type.has_static_shape:
+        return None
+    return math.prod(buffer_type.shape) * element_bytes(buffer_type.element_type)
+
+
+def aligned(value: int, alignment: int) -> int:
+    return -(-value // alignment) * alignment
+
+
+@dataclass
+class Placement:
+    alloc: object
+    offset: int
+    size: int
+
+
+class FirstFit:
+    def __init__(self, capacity: int, alignment: int):
+        self.capacity = capacity
+        self.alignment = alignment
+        self.live: dict = {}  # alloc result -> Placement
+
+    def place(self, size: int) -> int | None:
+        offset = 0
+        for placed in sorted(self.live.values(), key=lambda p: p.offset):
+            if offset + size <= placed.offset:
+                break
+            offset = max(offset, aligned(placed.offset + placed.size, self.alignment))
+        return offset if offset + size <= self.capacity else None
+
+    @property
+    def live_bytes(self) -> int:
+        return sum(p.size for p in self.live.values())
+
+
+@dataclass(frozen=True)
+class NpuAllocateSram(ModulePass):
+    argument = "npu-allocate-sram"
+    summary = "Assign aligned static SRAM offsets to npu.alloc, reusing dead buffers' space"
+
+    def run(self, module: ir.Operation, context: PassContext) -> None:
+        with module.context:
+            target = context.target
+            for function in module.regions[0].blocks[0].operations:
+                for region in function.regions:
+                    for block in region.blocks:
+                        self.visit(block, FirstFit(target.max_sram_bytes, target.sram_alignment),
+                                   context)
+
+    def visit(self, block: ir.Block, allocator: FirstFit, context: PassContext) -> bool:
+        opened = []
+        for op in block.operations:
+            if op.name == "npu.alloc":
+                size = buffer_bytes(op)
+                if size is None:
+                    context.diagnostics.error(op.location, "'npu.alloc' op needs a static "
+                                                           "shape to be placed in SRAM")
+                    return False
+                offset = allocator.place(size)
+                if offset is None:
+                    context.diagnostics.error(
+                        op.location, f"'npu.alloc' op working set "
+                        f"{allocator.live_bytes + size} B exceeds SRAM budget "
+                        f"{allocator.capacity} B ({len(allocator.live)} live buffers of "
+                        f"{allocator.live_bytes} B and this one of {size} B)")
+                    return False
+                with op.context:
+                    op.attributes["offset"] = ir.IntegerAttr.get(
+                        ir.IntegerType.get_signless(64), offset)
+                allocator.live[op.results[0]] = Placement(op, offset, size)
+                opened.append(op.results[0])
+            elif op.name == "npu.dealloc":
+                allocator.live.pop(op.operands[0], None)
+            for region in op.regions:
+                for nested in region.blocks:
+                    if not self.visit(nested, allocator, context):
+                        return False
+        for buffer in opened:  # lifetime ends with the block
+            allocator.live.pop(buffer, None)
+        return True
