@@ -1,8 +1,11 @@
 // A 128x128x64 fp16 matmul with fp32 results, tiled 64x64 over the output:
 // each tile of A and B is loaded into SRAM by DMA (two channels), waited on,
-// multiplied on the systolic array, and the result stored back to DRAM.
+// multiplied on the systolic array, and the result stored back to DRAM. DMA
+// engines do not wait for compute: a barrier orders the store after the
+// matmul, and the next reload of B after the matmul that reads it.
 //
 //   atvoss-opt examples/matmul_tiled.mlir --npu-verify
+//   atvoss-sim examples/matmul_tiled.mlir --report table
 func.func @main(%a: memref<128x64xf16>, %b: memref<64x128xf16>, %c: memref<128x128xf32>) {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index
@@ -24,6 +27,7 @@ func.func @main(%a: memref<128x64xf16>, %b: memref<64x128xf16>, %c: memref<128x1
       "npu.wait"(%tb) : (!npu.token) -> ()
       "npu.matmul"(%a_tile, %b_tile, %c_tile) {accumulate = false, activation = "none"}
           : (memref<64x64xf16, 1>, memref<64x64xf16, 1>, memref<64x64xf32, 1>) -> ()
+      "npu.barrier"() : () -> ()
       %c_view = memref.subview %c[%i, %j] [64, 64] [1, 1]
           : memref<128x128xf32> to memref<64x64xf32, strided<[128, 1], offset: ?>>
       %tc = "npu.dma_store"(%c_tile, %c_view) {channel = 0 : i64}

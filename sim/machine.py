@@ -22,15 +22,16 @@ Ordering and hazards (what the hardware interlocks, and what it does not)
   outstanding DMA still reads (write-after-read), and releasing a buffer that
   an outstanding DMA uses. DMAs on one channel run in order and never
   conflict with each other.
-* Compute results are tracked by a scoreboard: an op (compute or DMA) that
-  reads what an earlier compute op writes, or writes what it reads or
-  writes, starts when that op finishes. A `dma_store` of a matmul's output
-  therefore needs no barrier, and a `dma_load` into a tile still read by a
-  matmul waits for it rather than corrupting it: that is what double
-  buffering has to hide.
-  This is the contract `npu-verify` checks statically (only pending DMAs
-  need explicit synchronisation); the simulator checks it on the actual
-  addresses, including views and loop-carried tokens.
+* The compute units (matrix, vector, fallback) scoreboard each other: a
+  compute op that reads what an earlier compute op writes, or writes what it
+  reads or writes, starts when that op finishes.
+* DMA engines have no interlock with compute: a DMA that reads bytes a
+  still-running compute op writes (a store of a result before the matmul
+  producing it completes), or writes bytes it reads or writes (a load into a
+  tile a matmul still reads), is an error. Programs order them with
+  `npu.barrier`; `npu-verify` checks the same rule statically within a block,
+  the simulator on the actual addresses and times (views, loop iterations,
+  partial tiles).
 * Numerics run eagerly in program order; the rules above are what make that
   equal to the timed execution.
 
@@ -183,7 +184,10 @@ class Machine:
                         continue  # waited, or same DMA channel: in order
                     raise info.error(self._dma_conflict(a, write, key, low, high))
                 if a.finish > start:
-                    start = a.finish  # scoreboard on an earlier compute op
+                    if dma:
+                        raise info.error(self._compute_conflict(a, write, key, low, high,
+                                                                start))
+                    start = a.finish  # compute units scoreboard each other
         finish = start + cycles
         self.engine_free[engine] = finish
         self.engine_busy[engine] += cycles
@@ -222,6 +226,19 @@ class Machine:
                     f"npu.wait on its token ({hazard} hazard)")
         return (f"overwrites {where} that {other} is still reading: its token was not "
                 f"waited on (write-after-read hazard)")
+
+    def _compute_conflict(self, a: Access, write: bool, key, low, high, start: int) -> str:
+        where = self._where(key, max(low, a.low), min(high, a.high))
+        other = f"{a.info.name} at {a.info.loc}"
+        if a.write:
+            hazard = "write-after-write" if write else "read-after-write"
+            verb = "writes" if write else "reads"
+            what = f"{verb} {where} that {other} writes"
+        else:
+            hazard, what = "write-after-read", f"overwrites {where} that {other} reads"
+        return (f"{what} while it is still running (it finishes at cycle {a.finish}, the DMA "
+                f"would start at cycle {start}): DMA engines do not wait for compute, order "
+                f"them with npu.barrier ({hazard} hazard)")
 
     # -- SRAM ---------------------------------------------------------------------
     def sram_alloc(self, info: OpInfo, nbytes: int, offset: int | None, name: str) -> Buffer:

@@ -14,7 +14,9 @@ offending op (with a note at the other op involved):
 3. DMA tokens: every token reaches an `npu.wait` (also through scf.for
    iter_args and scf.yield), and in program order no op touches an SRAM
    buffer while a DMA filling it is pending, writes a buffer a pending
-   `npu.dma_store` reads, or deallocates a buffer with a pending DMA.
+   `npu.dma_store` reads, or deallocates a buffer with a pending DMA; and
+   no DMA touches an SRAM buffer that a compute op issued since the last
+   `npu.barrier` uses (DMA engines do not wait for compute).
 4. Static SRAM offsets: an alloc with an `offset` fits in the target's SRAM,
    and buffers whose lifetimes overlap do not share bytes.
 
@@ -88,6 +90,7 @@ class NpuVerify(ModulePass):
             for region in function.regions:
                 for block in region.blocks:
                     check_dma_hazards(block, {}, report)
+                    check_dma_after_compute(block, {}, report)
             check_sram_offsets(function, report, target)
 
 
@@ -657,6 +660,39 @@ def check_dma_hazards(block: ir.Block, inherited: dict[ir.Value, PendingDma],
             for nested in region.blocks:
                 check_dma_hazards(nested, pending, report)
         update_pending(op, pending)
+
+
+def check_dma_after_compute(block: ir.Block, running: dict[ir.Value, list], report: Reporter
+                            ) -> dict[ir.Value, list]:
+    """DMA engines do not wait for compute: a DMA touching an SRAM buffer that a
+    compute op issued since the last npu.barrier reads or writes (one of them
+    writing) races with it. `running` maps buffer roots to (op, writes) pairs;
+    returns the state at the end of the block."""
+    running = {buffer: list(users) for buffer, users in running.items()}
+    for op in block.operations:
+        if op.name == "npu.barrier":
+            running.clear()
+        elif op.name in DMA_OPS:
+            sram_index = dma_sram_operand(op)
+            buffer = root_buffer(op.operands[sram_index])
+            dma_writes = op.name == "npu.dma_load"
+            racing = [user for user, writes in running.get(buffer, []) if writes or dma_writes]
+            if racing:
+                verb = "overwrites" if dma_writes else "reads"
+                report.error(op, f"{verb} SRAM buffer {buffer.get_name()} that a compute op "
+                                 f"issued before it may still be using: DMA engines do not wait "
+                                 f"for compute, put an npu.barrier between them",
+                             [(user, "the compute op, with no npu.barrier after it")
+                              for user in racing])
+        elif op.name in COMPUTE_OPS:
+            for index, reads, writes in memory_accesses(op):
+                running.setdefault(root_buffer(op.operands[index]), []).append((op, writes))
+        for region in op.regions:
+            for nested in region.blocks:
+                for buffer, users in check_dma_after_compute(nested, running, report).items():
+                    known = running.setdefault(buffer, [])
+                    known.extend(user for user in users if user not in known)
+    return running
 
 
 # ---------------------------------------------------------------------------

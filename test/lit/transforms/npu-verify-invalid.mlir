@@ -484,6 +484,7 @@ func.func @matmul$double_buffer_reads_before_wait(%src: memref<64x32xf16>, %b: m
     // expected-error @below {{'npu.matmul' op reads SRAM buffer %0 (lhs) before waiting on the DMA that fills it}}
     "npu.matmul"(%a, %b, %c) {accumulate = false, activation = "none"} : (memref<64x32xf16, 1>, memref<32x64xf16, 1>, memref<64x64xf32, 1>) -> ()
     "npu.wait"(%t) : (!npu.token) -> ()
+    "npu.barrier"() : () -> ()
     // expected-note @below {{the DMA filling it, not yet waited on}}
     %t1 = "npu.dma_load"(%src, %a) {channel = 0 : i64} : (memref<64x32xf16>, memref<64x32xf16, 1>) -> !npu.token
     scf.yield %t1 : !npu.token
@@ -555,5 +556,33 @@ func.func @alloc$overlap_in_loop_body() {
     %b = "npu.alloc"() {offset = 32 : i64} : () -> memref<64xf16, 1>
     "npu.dealloc"(%b) : (memref<64xf16, 1>) -> ()
   }
+  return
+}
+
+// -----
+
+// DMA engines do not wait for compute: storing a result, or reloading a tile,
+// right after the compute op that writes or reads it races with that op.
+func.func @store$before_its_producer_completes(%x: memref<8x64xf16, 1>, %dram: memref<8x64xf16>) {
+  %y = "npu.alloc"() : () -> memref<8x64xf16, 1>
+  // expected-note @below {{the compute op, with no npu.barrier after it}}
+  "npu.activation"(%x, %y) {kind = "relu"} : (memref<8x64xf16, 1>, memref<8x64xf16, 1>) -> ()
+  // expected-error @below {{'npu.dma_store' op reads SRAM buffer %0 that a compute op issued before it may still be using}}
+  %t = "npu.dma_store"(%y, %dram) {channel = 0 : i64} : (memref<8x64xf16, 1>, memref<8x64xf16>) -> !npu.token
+  "npu.wait"(%t) : (!npu.token) -> ()
+  return
+}
+
+// -----
+
+func.func @load$into_a_tile_being_read(%dram: memref<8x64xf16>, %y: memref<8x64xf16, 1>) {
+  %x = "npu.alloc"() : () -> memref<8x64xf16, 1>
+  %t0 = "npu.dma_load"(%dram, %x) {channel = 0 : i64} : (memref<8x64xf16>, memref<8x64xf16, 1>) -> !npu.token
+  "npu.wait"(%t0) : (!npu.token) -> ()
+  // expected-note @below {{the compute op, with no npu.barrier after it}}
+  "npu.activation"(%x, %y) {kind = "tanh"} : (memref<8x64xf16, 1>, memref<8x64xf16, 1>) -> ()
+  // expected-error @below {{'npu.dma_load' op overwrites SRAM buffer %0 that a compute op issued before it may still be using}}
+  %t1 = "npu.dma_load"(%dram, %x) {channel = 1 : i64} : (memref<8x64xf16>, memref<8x64xf16, 1>) -> !npu.token
+  "npu.wait"(%t1) : (!npu.token) -> ()
   return
 }

@@ -31,11 +31,14 @@ func.func @matmul$tiled(%A: memref<128x64xf16>, %B: memref<64x128xf16>, %C: memr
       scf.for %k = %c0 to %c64 step %c32 {
         %sa = memref.subview %A[%i, %k] [64, 32] [1, 1] : memref<128x64xf16> to memref<64x32xf16, strided<[64, 1], offset: ?>>
         %sb = memref.subview %B[%k, %j] [32, 64] [1, 1] : memref<64x128xf16> to memref<32x64xf16, strided<[128, 1], offset: ?>>
+        // The previous step's matmul still reads %a and %b.
+        "npu.barrier"() : () -> ()
         %ta = "npu.dma_load"(%sa, %a) {channel = 0 : i64} : (memref<64x32xf16, strided<[64, 1], offset: ?>>, memref<64x32xf16, 1>) -> !npu.token
         %tb = "npu.dma_load"(%sb, %b) {channel = 1 : i64} : (memref<32x64xf16, strided<[128, 1], offset: ?>>, memref<32x64xf16, 1>) -> !npu.token
         "npu.wait"(%ta, %tb) : (!npu.token, !npu.token) -> ()
         "npu.matmul"(%a, %b, %acc) {accumulate = true, activation = "none"} : (memref<64x32xf16, 1>, memref<32x64xf16, 1>, memref<64x64xf32, 1>) -> ()
       }
+      "npu.barrier"() : () -> ()
       %sc = memref.subview %C[%i, %j] [64, 64] [1, 1] : memref<128x128xf32> to memref<64x64xf32, strided<[128, 1], offset: ?>>
       %tc = "npu.dma_store"(%acc, %sc) {channel = 0 : i64} : (memref<64x64xf32, 1>, memref<64x64xf32, strided<[128, 1], offset: ?>>) -> !npu.token
       "npu.wait"(%tc) : (!npu.token) -> ()
@@ -82,6 +85,9 @@ func.func @matmul$double_buffered(%A: memref<256x32xf16>, %W: memref<32x64xf16>,
     %t1 = "npu.dma_load"(%s1, %a1) {channel = 1 : i64} : (memref<64x32xf16, strided<[32, 1], offset: ?>>, memref<64x32xf16, 1>) -> !npu.token
     "npu.wait"(%t) : (!npu.token) -> ()
     "npu.matmul"(%a0, %w, %out0) {accumulate = false, activation = "none"} : (memref<64x32xf16, 1>, memref<32x64xf16, 1>, memref<64x64xf32, 1>) -> ()
+    // DMA engines do not wait for compute: the store of %out0 and the reload
+    // of %a0 come after a barrier.
+    "npu.barrier"() : () -> ()
     %o0 = memref.subview %C[%i, 0] [64, 64] [1, 1] : memref<256x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
     %ts0 = "npu.dma_store"(%out0, %o0) {channel = 0 : i64} : (memref<64x64xf32, 1>, memref<64x64xf32, strided<[64, 1], offset: ?>>) -> !npu.token
     "npu.wait"(%t1) : (!npu.token) -> ()
@@ -91,6 +97,7 @@ func.func @matmul$double_buffered(%A: memref<256x32xf16>, %W: memref<32x64xf16>,
     %s2 = memref.subview %A[%next, 0] [64, 32] [1, 1] : memref<256x32xf16> to memref<64x32xf16, strided<[32, 1], offset: ?>>
     %t2 = "npu.dma_load"(%s2, %a0) {channel = 0 : i64} : (memref<64x32xf16, strided<[32, 1], offset: ?>>, memref<64x32xf16, 1>) -> !npu.token
     "npu.matmul"(%a1, %w, %out1) {accumulate = false, activation = "none"} : (memref<64x32xf16, 1>, memref<32x64xf16, 1>, memref<64x64xf32, 1>) -> ()
+    "npu.barrier"() : () -> ()
     %o1 = memref.subview %C[%i1, 0] [64, 64] [1, 1] : memref<256x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
     %ts1 = "npu.dma_store"(%out1, %o1) {channel = 1 : i64} : (memref<64x64xf32, 1>, memref<64x64xf32, strided<[64, 1], offset: ?>>) -> !npu.token
     "npu.wait"(%ts0, %ts1) : (!npu.token, !npu.token) -> ()
@@ -126,6 +133,7 @@ func.func @barrier$then_reuse(%src: memref<8x64xf16>, %dst: memref<16x16xf32>) {
   "npu.dealloc"(%a) : (memref<8x64xf16, 1>) -> ()
   %c = "npu.alloc"() {offset = 0 : i64} : () -> memref<16x16xf32, 1>
   "npu.fill"(%c) {value = 1.0 : f64} : (memref<16x16xf32, 1>) -> ()
+  "npu.barrier"() : () -> ()
   %s = "npu.dma_store"(%c, %dst) {channel = 1 : i64} : (memref<16x16xf32, 1>, memref<16x16xf32>) -> !npu.token
   "npu.wait"(%t, %s) : (!npu.token, !npu.token) -> ()
   "npu.dealloc"(%c) : (memref<16x16xf32, 1>) -> ()

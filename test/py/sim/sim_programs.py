@@ -78,12 +78,15 @@ func.func @main(%A: memref<{m}x{k}xf16>, %B: memref<{k}x{n}xf16>) -> memref<{m}x
         %gb = memref.subview %B[%l, %j] [%kl, %nj] [1, 1] : memref<{k}x{n}xf16> to {b_t}
         %ta = memref.subview %a[0, 0] [%mi, %kl] [1, 1] : memref<{tm}x{tk}xf16, 1> to {sa_t}
         %tb = memref.subview %b[0, 0] [%kl, %nj] [1, 1] : memref<{tk}x{tn}xf16, 1> to {sb_t}
+        // The previous step's matmul still reads the tiles about to be reloaded.
+        "npu.barrier"() : () -> ()
         %t0 = "npu.dma_load"(%ga, %ta) {{channel = 0 : i64}} : ({a_t}, {sa_t}) -> !npu.token
         %t1 = "npu.dma_load"(%gb, %tb) {{channel = 1 : i64}} : ({b_t}, {sb_t}) -> !npu.token
         "npu.wait"(%t0, %t1) : (!npu.token, !npu.token) -> ()
         "npu.matmul"(%ta, %tb, %tc) {{accumulate = true, activation = "none"}}
             : ({sa_t}, {sb_t}, {sc_t}) -> ()
       }}
+      "npu.barrier"() : () -> ()
       %gc = memref.subview %C[%i, %j] [%mi, %nj] [1, 1] : memref<{m}x{n}xf32> to {c_t}
       %ts = "npu.dma_store"(%tc, %gc) {{channel = 0 : i64}} : ({sc_t}, {c_t}) -> !npu.token
       "npu.wait"(%ts) : (!npu.token) -> ()
@@ -97,9 +100,9 @@ func.func @main(%A: memref<{m}x{k}xf16>, %B: memref<{k}x{n}xf16>) -> memref<{m}x
 def streamed_matmul(m: int, n: int, k: int, tile_m: int, buffers: int) -> str:
     """C[m,n] = A[m,k] @ B[k,n] with B resident and A streamed in tile_m-row tiles,
     with one SRAM buffer per tile (load, wait, compute, store, wait) or two
-    (the next tile's load overlaps the current tile's matmul). Only DMAs are
-    synchronised explicitly: stores and loads after a matmul are ordered by
-    the compute scoreboard."""
+    (the next tile's load overlaps the current tile's matmul). DMAs do not wait
+    for compute: a barrier orders each store after the matmul producing it
+    and each reload after the matmul reading the tile."""
     assert buffers in (1, 2) and m % (2 * tile_m) == 0
     a_g = f"memref<{tile_m}x{k}xf16, strided<[{k}, 1], offset: ?>>"
     c_g = f"memref<{tile_m}x{n}xf32, strided<[{n}, 1], offset: ?>>"
@@ -124,6 +127,7 @@ func.func @main(%A: memref<{m}x{k}xf16>, %B: memref<{k}x{n}xf16>, %C: memref<{m}
     %t = "npu.dma_load"(%ga, %a0) {{channel = 0 : i64}} : ({a_g}, {a_s}) -> !npu.token
     "npu.wait"(%t) : (!npu.token) -> ()
     "npu.matmul"(%a0, %b, %c0b) {{accumulate = false, activation = "none"}} : ({a_s}, {b_s}, {c_s}) -> ()
+    "npu.barrier"() : () -> ()
     %s = "npu.dma_store"(%c0b, %gc) {{channel = 1 : i64}} : ({c_s}, {c_g}) -> !npu.token
     "npu.wait"(%s) : (!npu.token) -> ()
   }}
@@ -144,6 +148,7 @@ func.func @main(%A: memref<{m}x{k}xf16>, %B: memref<{k}x{n}xf16>, %C: memref<{m}
     %ta1 = "npu.dma_load"(%g1, %a1) {{channel = 1 : i64}} : ({a_g}, {a_s}) -> !npu.token
     "npu.wait"(%ta0) : (!npu.token) -> ()
     "npu.matmul"(%a0, %b, %c0b) {{accumulate = false, activation = "none"}} : ({a_s}, {b_s}, {c_s}) -> ()
+    "npu.barrier"() : () -> ()
     %gc0 = memref.subview %C[%i, 0] [{tile_m}, {n}] [1, 1] : memref<{m}x{n}xf32> to {c_g}
     %s0 = "npu.dma_store"(%c0b, %gc0) {{channel = 0 : i64}} : ({c_s}, {c_g}) -> !npu.token
     %i2 = arith.addi %i, %c2t : index
@@ -152,6 +157,7 @@ func.func @main(%A: memref<{m}x{k}xf16>, %B: memref<{k}x{n}xf16>, %C: memref<{m}
     %ta0n = "npu.dma_load"(%g2, %a0) {{channel = 0 : i64}} : ({a_g}, {a_s}) -> !npu.token
     "npu.wait"(%ta1) : (!npu.token) -> ()
     "npu.matmul"(%a1, %b, %c1b) {{accumulate = false, activation = "none"}} : ({a_s}, {b_s}, {c_s}) -> ()
+    "npu.barrier"() : () -> ()
     %gc1 = memref.subview %C[%i1, 0] [{tile_m}, {n}] [1, 1] : memref<{m}x{n}xf32> to {c_g}
     %s1 = "npu.dma_store"(%c1b, %gc1) {{channel = 1 : i64}} : ({c_s}, {c_g}) -> !npu.token
     "npu.wait"(%s0, %s1) : (!npu.token, !npu.token) -> ()

@@ -44,11 +44,29 @@ def test_read_before_wait_is_a_raw_hazard():
     assert "npu.dma_load at -:4:" in message and "read-after-write" in message
 
 
-def test_dma_after_compute_waits_on_the_scoreboard():
-    # No barrier needed: the store waits for the matmul producing %c, and the
-    # reload of %a for the matmul still reading it.
+BARRIER = '"npu.barrier"() : () -> ()'
+
+
+def test_store_before_the_producing_matmul_completes_is_a_hazard():
+    line, message = error_of(program(f"%t = {LOAD}", '"npu.wait"(%t) : (!npu.token) -> ()',
+                                     MATMUL, f"%s = {STORE}"))
+    assert line == 7
+    assert message.startswith("npu.dma_store: reads SRAM bytes")
+    assert "npu.matmul at -:6:" in message and "read-after-write" in message
+    assert "npu.barrier" in message
+
+
+def test_reload_of_a_tile_a_matmul_still_reads_is_a_hazard():
+    line, message = error_of(program(f"%t = {LOAD}", '"npu.wait"(%t) : (!npu.token) -> ()',
+                                     MATMUL, f"%t2 = {LOAD}"))
+    assert line == 7
+    assert message.startswith("npu.dma_load: overwrites SRAM bytes")
+    assert "npu.matmul at -:6:" in message and "write-after-read" in message
+
+
+def test_barrier_orders_dma_after_compute():
     result = simulate(program(f"%t = {LOAD}", '"npu.wait"(%t) : (!npu.token) -> ()', MATMUL,
-                              f"%s = {STORE}", f"%t2 = {LOAD}",
+                              BARRIER, f"%s = {STORE}", f"%t2 = {LOAD}",
                               '"npu.wait"(%s, %t2) : (!npu.token, !npu.token) -> ()'),
                       timing_only=True, trace=True)
     matmul = next(e for e in result.trace_events if e.name == "npu.matmul")
@@ -58,13 +76,13 @@ def test_dma_after_compute_waits_on_the_scoreboard():
 
 def test_load_into_a_tile_a_pending_store_reads_is_a_war_hazard():
     line, message = error_of(program(
-        f"%t = {LOAD}", '"npu.wait"(%t) : (!npu.token) -> ()', MATMUL, f"%s = {STORE}",
-        "%D = memref.alloc() : memref<32x32xf32>",
+        f"%t = {LOAD}", '"npu.wait"(%t) : (!npu.token) -> ()', MATMUL, BARRIER,
+        f"%s = {STORE}", "%D = memref.alloc() : memref<32x32xf32>",
         '%d = "npu.dma_load"(%D, %c) {channel = 0 : i64} '
         ': (memref<32x32xf32>, memref<32x32xf32, 1>) -> !npu.token'))
-    assert line == 9
+    assert line == 10
     assert message.startswith("npu.dma_load: overwrites SRAM bytes [2048, 6144)")
-    assert "npu.dma_store at -:7:" in message and "write-after-read" in message
+    assert "npu.dma_store at -:8:" in message and "write-after-read" in message
 
 
 def test_release_with_a_pending_dma():
@@ -75,10 +93,10 @@ def test_release_with_a_pending_dma():
 
 def test_compute_overwriting_a_tile_being_stored_is_a_hazard():
     line, message = error_of(program(f"%t = {LOAD}", '"npu.wait"(%t) : (!npu.token) -> ()',
-                                     MATMUL, f"%s = {STORE}", MATMUL))
-    assert line == 8
+                                     MATMUL, BARRIER, f"%s = {STORE}", MATMUL))
+    assert line == 9
     assert message.startswith("npu.matmul: overwrites SRAM bytes")
-    assert "npu.dma_store at -:7:" in message
+    assert "npu.dma_store at -:8:" in message
 
 
 def test_two_channels_loading_one_tile_without_wait():
