@@ -264,7 +264,7 @@ class TileProgram:
 
     def sram_shape(self, operand: OperandTile) -> list[int]:
         shape = operand.sram_shape(self.tiles)
-        if self.problem.kind == "elementwise" and not operand.is_output:
+        if self.broadcasts(operand):
             # A broadcast input keeps the output's rank with unit dims, so the
             # vector unit broadcasts it by numpy rules.
             rank = len(self.problem.dims)
@@ -320,20 +320,21 @@ class TileProgram:
                 if operand.pad_value is not None and self.trips[part.dim] > 1:
                     pad_fills.append((axis, skipped, add(skipped, count), extent))
         dram = subview(operand.value, dram_offsets, dram_sizes, operand.dropped, steps)
-        sram = subview(buffer, sram_offsets, sram_sizes,
-                       self.sram_dropped(operand))
+        if self.broadcasts(operand):
+            # The buffer has the output's rank; view it at the DRAM tile's rank.
+            rank = len(self.problem.dims)
+            by_dim = {part.dim: i for i, part in enumerate(operand.region)}
+            offsets = [sram_offsets[by_dim[d]] if d in by_dim else 0 for d in range(rank)]
+            sizes = [sram_sizes[by_dim[d]] if d in by_dim else 1 for d in range(rank)]
+            sram = subview(buffer, offsets, sizes, tuple(d for d in range(rank) if d not in by_dim))
+        else:
+            keep = [i for i in range(len(sram_sizes)) if i not in operand.dropped]
+            sram = subview(buffer, [sram_offsets[i] for i in keep], [sram_sizes[i] for i in keep])
         return dram, sram, buffer, pad_fills
 
-    def sram_dropped(self, operand: OperandTile):
-        """Dims of the DMA's SRAM view to drop so it matches the DRAM view's rank."""
-        if self.problem.kind == "elementwise" and not operand.is_output:
-            rank = len(self.problem.dims)
-            kept = [part.dim for part in operand.region]
-            return tuple(d for d in range(rank) if d not in kept)
-        return ()
-
-    def dma_views_sram_rank(self, operand):
-        return operand
+    def broadcasts(self, operand: OperandTile) -> bool:
+        """An elementwise input kept at the output's rank with unit dims."""
+        return self.problem.kind == "elementwise" and not operand.is_output
 
     def compute_view(self, role: str, t, index: TileIndex) -> ir.Value:
         """The SRAM view of an operand's tile, at the size this iteration computes."""
@@ -348,7 +349,7 @@ class TileProgram:
             else:
                 sizes.append(add(mul(sub(index.sizes[part.dim], 1), part.stride),
                                  (part.kernel - 1) * part.dilation + 1))
-        if self.problem.kind == "elementwise" and not operand.is_output:
+        if self.broadcasts(operand):
             rank = len(self.problem.dims)
             by_dim = {part.dim: size for part, size in zip(operand.region, sizes)}
             sizes = [by_dim.get(d, 1) for d in range(rank)]
@@ -369,14 +370,35 @@ class TileProgram:
         index = self.tile_index(t)
         tokens = []
         for role in roles:
-            dram, sram, buffer, pad_fills = self.dram_and_sram_views(role, t, index)
-            operand = self.staged[role].operand
-            for axis, valid_low, valid_high, extent in pad_fills:
-                self.fill_rows(buffer, operand, axis, 0, valid_low)
-                self.fill_rows(buffer, operand, axis, valid_high, extent)
+            dram, sram, _, _ = self.dram_and_sram_views(role, t, index)
             tokens.append(npu.DmaLoadOp(npu.token_type(), dram, sram,
                                         self.next_channel()).result)
         npu.WaitOp(tokens)
+
+    def refill_padding(self, t) -> None:
+        """Write the pad value into the halo rows of tile t + stages, which will
+        reuse the buffer tile t computes on (scoreboarded after that compute).
+
+        The fill runs an iteration (a barrier) before the DMA filling the rest of
+        the buffer, because DMA engines do not wait for compute. The first
+        `stages` tiles find their padding from the whole-buffer fill before the loop.
+        """
+        later = add(t, self.stages)
+        for staged in self.staged.values():
+            operand = staged.operand
+            if operand.pad_value is None or staged.period is None:
+                continue
+            if not any(isinstance(p, Window) and self.trips[p.dim] > 1 for p in operand.region):
+                continue
+
+            def fill(staged=staged, operand=operand):
+                index = self.tile_index(later)
+                _, _, buffer, pad_fills = self.dram_and_sram_views(operand.role, later, index)
+                for axis, valid_low, valid_high, extent in pad_fills:
+                    self.fill_rows(buffer, operand, axis, 0, valid_low)
+                    self.fill_rows(buffer, operand, axis, valid_high, extent)
+            when(both(compare("ult", later, self.iterations),
+                      self.changes_at(staged.period, later)), fill)
 
     def fill_rows(self, buffer, operand, axis, low, high) -> None:
         """Fill [low, high) of dim `axis` of a padded input buffer with the pad value."""
@@ -562,6 +584,7 @@ class TileProgram:
 
     def pipelined_iteration(self, t, groups, output_period) -> None:
         self.compute(t)
+        self.refill_padding(t)
         if output_period is not None:
             previous = sub(t, 1)
             when(both(compare("ne", t, 0), self.changes_at(output_period, t)),
@@ -578,6 +601,7 @@ class TileProgram:
             when(both(compare("ne", t, 0), self.changes_at(period, t)),
                  lambda roles=roles: self.load(roles, t))
         self.compute(t)
+        self.refill_padding(t)
         npu.BarrierOp()
         if output_period is not None:
             is_last = compare("eq", rem(t, output_period), output_period - 1) \

@@ -657,7 +657,9 @@ def elementwise_problem(op, target) -> TilingProblem:
     dims = elementwise_dims(shape)
 
     def temporaries(t):
-        tile_bytes = math.prod(t) * element_bytes(operands[-1].element_type)
+        alignment = target.sram_alignment
+        tile_bytes = -(-math.prod(t) * element_bytes(operands[-1].element_type) // alignment) \
+            * alignment
         constants = sum(1 for s in steps if s[0] == "binary" and s[3][0] == "const")
         return max(0, n_steps - 1) * tile_bytes + constants * target.sram_alignment
     return TilingProblem(op, "elementwise", dims, operands,
@@ -824,12 +826,15 @@ def dma_cycles(operand: OperandTile, tiles, target: NpuTarget) -> int:
     return target.dma_setup_cycles + -(-moved // target.dram_bytes_per_cycle)
 
 
-def working_set(problem: TilingProblem, tiles, order, stages: int) -> int:
+def working_set(problem: TilingProblem, tiles, order, stages: int, alignment: int = 1) -> int:
+    """SRAM bytes of all buffers of the op, each rounded up to the alignment."""
+    def aligned(size):
+        return -(-size // alignment) * alignment
     trips = trip_counts(problem, tiles)
-    total = problem.temporary_bytes(tiles)
+    total = aligned(problem.temporary_bytes(tiles))
     for operand in problem.operands:
         tile_bytes = math.prod(operand.sram_shape(tiles)) * element_bytes(operand.element_type)
-        total += buffer_count(operand, order, trips, stages) * tile_bytes
+        total += buffer_count(operand, order, trips, stages) * aligned(tile_bytes)
     return total
 
 
@@ -904,7 +909,7 @@ def choose_schedule(problem: TilingProblem, target: NpuTarget, stages: int,
     best, smallest = None, None
     for tiles in grid:
         for order in orders:
-            size = working_set(problem, tiles, order, stages)
+            size = working_set(problem, tiles, order, stages, target.sram_alignment)
             smallest = size if smallest is None else min(smallest, size)
             if size > target.max_sram_bytes:
                 continue
