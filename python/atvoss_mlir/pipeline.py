@@ -16,7 +16,7 @@ from importlib import resources
 
 from mlir import ir, passmanager
 
-from .diagnostics import Diagnostic, SourcePosition
+from .diagnostics import Diagnostic, DiagnosticError, SourcePosition, diagnostics_of
 from .passes import ModulePass, PassContext, PassOptionError, lookup_pass
 
 PIPELINE_SOURCE = "<pass-pipeline>"
@@ -177,6 +177,29 @@ def build_pass_manager(text: str, context: ir.Context,
                argument=pass_.argument, description=pass_.summary)
     flush()
     return pm
+
+
+def run_pipeline(module: ir.Module, text: str, pass_context: PassContext,
+                 configure=None) -> None:
+    """Run the pipeline `text` on `module`; raises DiagnosticError on failure.
+
+    `configure(pm)` may enable IR printing or timing before the run. The
+    remarks and warnings of a successful run stay in `pass_context.diagnostics`.
+    """
+    try:
+        pm = build_pass_manager(text, module.context, pass_context)
+    except PipelineError as error:
+        raise DiagnosticError([error.diagnostic]) from None
+    if configure is not None:
+        configure(pm)
+    try:
+        pm.run(module.operation)
+    except ir.MLIRError as error:
+        own = pass_context.diagnostics.diagnostics
+        # A Python pass's errors are in its own list; the MLIRError then only
+        # says that the pipeline failed.
+        raise DiagnosticError(own if pass_context.diagnostics.error_count
+                              else own + diagnostics_of(error)) from None
 
 
 def _locate_upstream_error(elements: list[Element], context: ir.Context,

@@ -19,9 +19,9 @@ from mlir import ir
 
 from .. import __version__
 from ..context import make_context
-from ..diagnostics import Diagnostic, SourcePosition, diagnostics_of
+from ..diagnostics import Diagnostic, DiagnosticError, diagnostics_of
 from ..passes import PassContext, lookup_pass, registered_passes
-from ..pipeline import PipelineError, build_pass_manager, named_pipeline
+from ..pipeline import named_pipeline, run_pipeline
 from ..target import NpuTarget, TargetError, parse_target
 from ..verify_diagnostics import parse_expectations, verify
 from .common import CommandLineError, ToolArgumentParser, normalize_argv, read_input
@@ -113,24 +113,16 @@ def process_chunk(chunk: Chunk, context: ir.Context, pipeline: str | None,
         return result
     pass_context = PassContext(target=target)
     if pipeline is not None:
+        def configure(pm):
+            if args.mlir_print_ir_before_all or args.mlir_print_ir_after_all:
+                pm.enable_ir_printing(print_before_all=args.mlir_print_ir_before_all,
+                                      print_after_all=args.mlir_print_ir_after_all)
+            if args.mlir_timing:
+                pm.enable_timing()
         try:
-            pm = build_pass_manager(pipeline, context, pass_context)
-        except PipelineError as error:
-            result.diagnostics = [error.diagnostic]
-            return result
-        if args.mlir_print_ir_before_all or args.mlir_print_ir_after_all:
-            pm.enable_ir_printing(print_before_all=args.mlir_print_ir_before_all,
-                                  print_after_all=args.mlir_print_ir_after_all)
-        if args.mlir_timing:
-            pm.enable_timing()
-        try:
-            pm.run(module.operation)
-        except ir.MLIRError as error:
-            own = pass_context.diagnostics.diagnostics
-            # A Python pass's errors are in its own list; the MLIRError then only
-            # says the pipeline failed.
-            result.diagnostics = own if pass_context.diagnostics.error_count else \
-                own + diagnostics_of(error)
+            run_pipeline(module, pipeline, pass_context, configure)
+        except DiagnosticError as error:
+            result.diagnostics = error.diagnostics
             result.internal_errors = pass_context.internal_errors
             return result
     result.diagnostics = pass_context.diagnostics.diagnostics

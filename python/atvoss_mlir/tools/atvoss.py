@@ -1,0 +1,212 @@
+"""atvoss: the whole job on a model file.
+
+    atvoss import model.onnx -o model.mlir            ONNX -> linalg on tensors
+    atvoss compile model.onnx --target='npu ...'      -> npu program (MLIR)
+    atvoss run model.onnx --check --report table      compile, simulate, compare
+
+Errors are `file:line:col: error: ...` lines with exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+from .. import __version__
+from ..target import NpuTarget, TargetError, parse_target
+from .common import CommandLineError, ToolArgumentParser, normalize_argv, run_tool
+
+# Default tolerances of --check by output element type.
+TOLERANCES = {np.dtype(np.float32): (1e-4, 1e-5), np.dtype(np.float16): (2e-2, 1e-2),
+              np.dtype(np.float64): (1e-7, 1e-9)}
+EXACT = (0.0, 0.0)
+
+
+class Progress:
+    """Stage lines on stderr (`[compile] 1.23 s`), so long jobs show where they are."""
+
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
+
+    def stage(self, name: str, work):
+        live = not self.quiet and sys.stderr.isatty()
+        if live:
+            print(f"[{name}] ...", file=sys.stderr, end="", flush=True)
+        start = time.perf_counter()
+        try:
+            return work()
+        finally:
+            if not self.quiet:
+                print(f"{chr(13) if live else ''}[{name}] {time.perf_counter() - start:.2f} s",
+                      file=sys.stderr)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = ToolArgumentParser(prog="atvoss", description=__doc__.splitlines()[0],
+                                epilog="target options:\n" + NpuTarget.options_help(),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"atvoss {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=ToolArgumentParser)
+
+    importer = commands.add_parser("import", help="ONNX -> linalg MLIR on tensors")
+    importer.add_argument("model")
+    importer.add_argument("-o", dest="output", default="-")
+    importer.add_argument("--debug-info", action="store_true", help="print op locations")
+
+    for name, help_text in (("compile", "ONNX or MLIR -> npu program"),
+                            ("run", "compile, simulate, and optionally check against onnxruntime")):
+        sub = commands.add_parser(name, help=help_text)
+        sub.add_argument("model", help=".onnx or .mlir (linalg on tensors)")
+        sub.add_argument("--target", default=None, help="'npu -name=value ...'")
+        sub.add_argument("--remarks", action="store_true", help="print the compiler's remarks")
+        sub.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+        if name == "compile":
+            sub.add_argument("-o", dest="output", default="-")
+            continue
+        sub.add_argument("--inputs", help=".npz with the model's inputs (by name or arg0, ...)")
+        sub.add_argument("--seed", type=int, default=0, help="seed of random inputs")
+        sub.add_argument("--outputs", help="write the outputs to this .npz")
+        sub.add_argument("--check", action="store_true",
+                         help="compare with onnxruntime on the same inputs")
+        sub.add_argument("--rtol", type=float, default=None)
+        sub.add_argument("--atol", type=float, default=None)
+        sub.add_argument("--timing-only", action="store_true", help="skip numerics")
+        sub.add_argument("--trace", help="write a Chrome trace (Perfetto) here")
+        sub.add_argument("--report", choices=("json", "table"), default="table")
+    return parser
+
+
+def _write(path: str, text: str) -> None:
+    if path == "-":
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return
+    try:
+        with open(path, "w") as stream:
+            stream.write(text)
+    except OSError as error:
+        raise CommandLineError(f"cannot write '{path}': {error.strerror}") from None
+
+
+def _compile(args, progress: Progress):
+    from ..compiler import compile as compile_model
+    try:
+        target = parse_target(args.target)
+    except TargetError as error:
+        raise CommandLineError(f"invalid --target '{args.target}': {error}", "<target>:1:1") from None
+    compiled = progress.stage("compile", lambda: compile_model(args.model, target))
+    if args.remarks:
+        for remark in compiled.remarks:
+            print(remark.format(compiled.source_name), file=sys.stderr)
+    for line in compiled.fallback_ops:
+        if not args.remarks:
+            print(line, file=sys.stderr)
+    return compiled
+
+
+def _load_inputs(args, compiled) -> dict[str, np.ndarray] | None:
+    if not args.inputs:
+        return None
+    try:
+        with np.load(args.inputs) as data:
+            arrays = {key: data[key] for key in data.files}
+    except (OSError, ValueError) as error:
+        raise CommandLineError(f"cannot read inputs '{args.inputs}': {error}") from None
+    by_position = {f"arg{i}": name for i, name in enumerate(compiled.input_names)}
+    return {by_position.get(key, key): value for key, value in arrays.items()}
+
+
+def _reference_outputs(args, compiled, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    if not args.model.endswith(".onnx"):
+        raise CommandLineError("--check needs an ONNX model (onnxruntime is the reference)")
+    import onnxruntime
+    session = onnxruntime.InferenceSession(args.model, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    return dict(zip(names, session.run(names, inputs)))
+
+
+def _check(args, outputs, reference) -> dict:
+    results = {}
+    for name, actual in outputs.items():
+        expected = np.asarray(reference[name])
+        rtol, atol = TOLERANCES.get(np.dtype(expected.dtype), EXACT)
+        rtol = args.rtol if args.rtol is not None else rtol
+        atol = args.atol if args.atol is not None else atol
+        actual = np.asarray(actual).astype(np.float64)
+        wanted = expected.astype(np.float64)
+        if actual.shape != wanted.shape:
+            results[name] = {"max_abs_error": None, "max_rel_error": None, "ok": False,
+                             "error": f"shape {list(actual.shape)} != {list(wanted.shape)}"}
+            continue
+        difference = np.abs(actual - wanted)
+        max_abs = float(difference.max()) if difference.size else 0.0
+        relative = difference / np.maximum(np.abs(wanted), np.finfo(np.float64).tiny)
+        max_rel = float(relative.max()) if relative.size else 0.0
+        ok = bool(np.all(difference <= atol + rtol * np.abs(wanted)))
+        results[name] = {"max_abs_error": max_abs, "max_rel_error": max_rel, "ok": ok,
+                         "rtol": rtol, "atol": atol}
+    return results
+
+
+def _run(args, progress: Progress) -> int:
+    compiled = _compile(args, progress)
+    inputs = _load_inputs(args, compiled)
+    if inputs is None and args.check:
+        from ..sim import random_inputs
+        from ..context import make_context
+        from mlir import ir
+        module = ir.Module.parse(compiled.program, make_context())
+        inputs = dict(zip(compiled.input_names, random_inputs(module, "main", args.seed)))
+    outputs = progress.stage("simulate", lambda: compiled.run(
+        inputs, seed=args.seed, timing_only=args.timing_only, trace=bool(args.trace)))
+    report = dict(compiled.report)
+    status = 0
+    if args.check:
+        if args.timing_only:
+            raise CommandLineError("--check needs numerics: drop --timing-only")
+        reference = progress.stage("onnxruntime", lambda: _reference_outputs(args, compiled,
+                                                                             inputs))
+        report["check"] = _check(args, outputs, reference)
+        for name, result in report["check"].items():
+            verdict = "ok" if result["ok"] else "MISMATCH"
+            print(f"check {name}: max abs error {result['max_abs_error']}, max rel error "
+                  f"{result['max_rel_error']} ({verdict})", file=sys.stderr)
+            if not result["ok"]:
+                status = 1
+    if args.outputs:
+        np.savez(args.outputs, **outputs)
+    if args.trace:
+        _write(args.trace, json.dumps(compiled.last_result.chrome_trace()))
+    if args.report == "json":
+        _write("-", json.dumps(report, indent=2, sort_keys=True))
+    else:
+        from ..sim.report import format_table
+        _write("-", format_table(report))
+    if status:
+        print(f"{args.model}: error: outputs differ from onnxruntime beyond the tolerance",
+              file=sys.stderr)
+    return status
+
+
+def run(argv: list[str]) -> int:
+    args = _parser().parse_args(normalize_argv(argv))
+    if args.command == "import":
+        from ..frontend.onnx_importer import import_onnx_text
+        _write(args.output, import_onnx_text(args.model, debug_info=args.debug_info))
+        return 0
+    progress = Progress(args.quiet)
+    if args.command == "compile":
+        _write(args.output, _compile(args, progress).program)
+        return 0
+    return _run(args, progress)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_tool("atvoss", run, sys.argv[1:] if argv is None else argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
