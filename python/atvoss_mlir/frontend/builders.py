@@ -1,0 +1,339 @@
+"""IR building blocks for the ONNX importer: tensors, constants and the
+linalg/tensor ops every handler composes (static shapes throughout).
+
+Every function builds at the current insertion point and location, so the
+importer only has to enter a node's location once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, linalg, math, tensor
+
+# -- types ---------------------------------------------------------------------------------
+
+_NUMPY_TO_MLIR = {
+    np.dtype(np.float32): lambda: ir.F32Type.get(),
+    np.dtype(np.float16): lambda: ir.F16Type.get(),
+    np.dtype(np.float64): lambda: ir.F64Type.get(),
+    np.dtype(np.int64): lambda: ir.IntegerType.get_signless(64),
+    np.dtype(np.int32): lambda: ir.IntegerType.get_signless(32),
+    np.dtype(np.int16): lambda: ir.IntegerType.get_signless(16),
+    np.dtype(np.int8): lambda: ir.IntegerType.get_signless(8),
+    np.dtype(np.uint8): lambda: ir.IntegerType.get_signless(8),
+    np.dtype(np.bool_): lambda: ir.IntegerType.get_signless(1),
+}
+
+
+def element_type_of(dtype: np.dtype) -> ir.Type | None:
+    make = _NUMPY_TO_MLIR.get(np.dtype(dtype))
+    return make() if make else None
+
+
+def tensor_type(shape, element_type: ir.Type) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get([int(d) for d in shape], element_type)
+
+
+def shape_of(value: ir.Value) -> list[int]:
+    return list(ir.RankedTensorType(value.type).shape)
+
+
+def element_of(value: ir.Value) -> ir.Type:
+    return ir.RankedTensorType(value.type).element_type
+
+
+def is_float(type_: ir.Type) -> bool:
+    return isinstance(type_, ir.FloatType)
+
+
+# -- constants -----------------------------------------------------------------------------
+
+def dense_attr(array: np.ndarray, resource_name: str | None = None) -> ir.Attribute:
+    """A whole tensor as one attribute, copied from the numpy buffer (no per-element
+    Python work). With `resource_name`, a `dense_resource` blob instead."""
+    element_type = element_type_of(array.dtype)
+    if element_type is None:
+        raise ValueError(f"element type {array.dtype} has no MLIR equivalent here")
+    type_ = tensor_type(array.shape, element_type)
+    if array.dtype == np.uint8:
+        array = array.view(np.int8)
+    array = np.ascontiguousarray(array)
+    if resource_name is not None and array.dtype != np.bool_:
+        return ir.DenseResourceElementsAttr.get_from_buffer(memoryview(array), resource_name, type_)
+    if array.size and np.all(array.reshape(-1) == array.reshape(-1)[0]) and array.size > 1:
+        return ir.DenseElementsAttr.get_splat(type_, _scalar_attr(array.reshape(-1)[0], element_type))
+    return ir.DenseElementsAttr.get(array, type=type_)
+
+
+def _scalar_attr(value, element_type: ir.Type) -> ir.Attribute:
+    if is_float(element_type):
+        return ir.FloatAttr.get(element_type, float(value))
+    return ir.IntegerAttr.get(element_type, int(value))
+
+
+def constant_tensor(array: np.ndarray, resource_name: str | None = None) -> ir.Value:
+    attr = dense_attr(array, resource_name)
+    return arith.ConstantOp(attr.type, attr).result
+
+
+def scalar(value, element_type: ir.Type) -> ir.Value:
+    return arith.ConstantOp(element_type, _scalar_attr(value, element_type)).result
+
+
+def lowest(element_type: ir.Type) -> float | int:
+    """The identity of max: -inf for floats, the smallest integer otherwise."""
+    if is_float(element_type):
+        return float("-inf")
+    return -(1 << (ir.IntegerType(element_type).width - 1))
+
+
+def result_of(built) -> ir.Value:
+    """The value of a builder that returns either a value or its op."""
+    if isinstance(built, (ir.OpView, ir.Operation)):
+        return built.results[0]
+    if isinstance(built, ir.OpResultList):
+        return built[0]
+    return built
+
+
+# -- tensors -------------------------------------------------------------------------------
+
+def empty(shape, element_type: ir.Type) -> ir.Value:
+    return tensor.EmptyOp([int(d) for d in shape], element_type).result
+
+
+def fill(value, shape, element_type: ir.Type) -> ir.Value:
+    return linalg.fill(scalar(value, element_type), outs=[empty(shape, element_type)])
+
+
+def transpose(value: ir.Value, permutation) -> ir.Value:
+    permutation = [int(p) for p in permutation]
+    if permutation == list(range(len(permutation))):
+        return value
+    shape = shape_of(value)
+    init = empty([shape[p] for p in permutation], element_of(value))
+    return result_of(linalg.transpose(value, outs=[init], permutation=permutation))
+
+
+def reshape(value: ir.Value, new_shape) -> ir.Value:
+    """A static reshape as one collapse or expand when the dimensions group,
+    else a collapse to 1-D followed by an expand (both bufferize to views)."""
+    old_shape, new_shape = shape_of(value), [int(d) for d in new_shape]
+    if old_shape == new_shape:
+        return value
+    element_type = element_of(value)
+    if len(new_shape) < len(old_shape):
+        groups = _group(old_shape, new_shape)
+        if groups is not None:
+            return tensor.CollapseShapeOp(tensor_type(new_shape, element_type), value,
+                                          _reassociation(groups)).result
+    elif len(new_shape) > len(old_shape):
+        groups = _group(new_shape, old_shape)
+        if groups is not None:
+            return _expand(value, new_shape, groups)
+    flat = [int(np.prod(old_shape))]
+    if len(old_shape) != 1:
+        groups = [list(range(len(old_shape)))] if old_shape else []
+        value = tensor.CollapseShapeOp(tensor_type(flat, element_type), value,
+                                       _reassociation(groups)).result if old_shape else \
+            _expand(value, flat, [])
+    if len(new_shape) == 1:
+        return value
+    if not new_shape:
+        return tensor.CollapseShapeOp(tensor_type([], element_type), value,
+                                      _reassociation([])).result
+    return _expand(value, new_shape, [list(range(len(new_shape)))])
+
+
+def _expand(value, new_shape, groups):
+    type_ = tensor_type(new_shape, element_of(value))
+    return tensor.ExpandShapeOp(type_, value, _reassociation(groups), [], new_shape).result
+
+
+def _reassociation(groups):
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in group])
+                             for group in groups])
+
+
+def _group(long, short):
+    """Consecutive groups of `long`'s dimensions whose products are `short`'s
+    dimensions, or None; leftover unit dimensions join the last group."""
+    if not short:
+        return [] if all(d == 1 for d in long) else None
+    groups, i = [], 0
+    for target in short:
+        group, product = [], 1
+        while i < len(long):
+            group.append(i)
+            product *= long[i]
+            i += 1
+            if product == target or product > target:
+                break
+        if product != target:
+            return None
+        groups.append(group)
+    if any(long[j] != 1 for j in range(i, len(long))):
+        return None
+    groups[-1].extend(range(i, len(long)))
+    return groups
+
+
+def pad(value: ir.Value, low, high, pad_value) -> ir.Value:
+    low, high = [int(p) for p in low], [int(p) for p in high]
+    if not any(low) and not any(high):
+        return value
+    shape = shape_of(value)
+    element_type = element_of(value)
+    result_type = tensor_type([d + lo + hi for d, lo, hi in zip(shape, low, high)], element_type)
+    padding = scalar(pad_value, element_type)
+    op = tensor.PadOp(result_type, value, [], [], low, high)
+    block = op.region.blocks.append(*[ir.IndexType.get()] * len(shape))
+    with ir.InsertionPoint(block):
+        tensor.YieldOp(padding)
+    return op.result
+
+
+def extract_slice(value: ir.Value, offsets, sizes, strides=None) -> ir.Value:
+    sizes = [int(s) for s in sizes]
+    strides = [int(s) for s in strides] if strides is not None else [1] * len(sizes)
+    offsets = [int(o) for o in offsets]
+    if offsets == [0] * len(sizes) and strides == [1] * len(sizes) and sizes == shape_of(value):
+        return value
+    result_type = tensor_type(sizes, element_of(value))
+    return tensor.ExtractSliceOp(result_type, value, [], [], [], offsets, sizes, strides).result
+
+
+def concat(values: list[ir.Value], axis: int) -> ir.Value:
+    """Concatenation as insert_slice into an empty tensor (bufferizes to copies
+    into subviews)."""
+    if len(values) == 1:
+        return values[0]
+    shape = shape_of(values[0])
+    shape[axis] = sum(shape_of(v)[axis] for v in values)
+    result = empty(shape, element_of(values[0]))
+    offset = 0
+    for value in values:
+        part = shape_of(value)
+        offsets = [0] * len(shape)
+        offsets[axis] = offset
+        result = tensor.InsertSliceOp(value, result, [], [], [], offsets, part,
+                                      [1] * len(shape)).result
+        offset += part[axis]
+    return result
+
+
+# -- linalg.generic ------------------------------------------------------------------------
+
+_PARALLEL = "#linalg.iterator_type<parallel>"
+_REDUCTION = "#linalg.iterator_type<reduction>"
+
+
+def generic(inputs, input_maps, init: ir.Value, output_map: ir.AffineMap, iterators, body):
+    """One linalg.generic with a single result. `body(args)` receives the block
+    arguments (inputs then the accumulator) and returns the value to yield."""
+    maps = [ir.AffineMapAttr.get(m) for m in list(input_maps) + [output_map]]
+    iterator_attrs = [ir.Attribute.parse(_PARALLEL if kind == "parallel" else _REDUCTION)
+                      for kind in iterators]
+    op = linalg.GenericOp([init.type], list(inputs), [init], ir.ArrayAttr.get(maps),
+                          ir.ArrayAttr.get(iterator_attrs))
+    block = op.regions[0].blocks.append(*[_scalar_type(v) for v in list(inputs) + [init]])
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([body(list(block.arguments))])
+    return op.result
+
+
+def _scalar_type(value):
+    return element_of(value) if isinstance(value.type, ir.RankedTensorType) else value.type
+
+
+def broadcast_shape(*shapes) -> list[int]:
+    return list(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+
+
+def broadcast_map(shape, result_shape) -> ir.AffineMap:
+    """The numpy-broadcasting map of an operand: leading dimensions dropped and
+    size-1 dimensions read at index 0."""
+    rank = len(result_shape)
+    lead = rank - len(shape)
+    exprs = [ir.AffineConstantExpr.get(0) if d == 1 and result_shape[lead + i] != 1
+             else ir.AffineDimExpr.get(lead + i) for i, d in enumerate(shape)]
+    return ir.AffineMap.get(rank, 0, exprs)
+
+
+def elementwise(inputs: list[ir.Value], body, element_type: ir.Type | None = None,
+                result_shape=None) -> ir.Value:
+    """A linalg.generic applying `body(scalars)` with numpy broadcasting."""
+    shapes = [shape_of(v) for v in inputs]
+    result_shape = broadcast_shape(*shapes, *([result_shape] if result_shape else []))
+    element_type = element_type or element_of(inputs[0])
+    rank = len(result_shape)
+    maps = [broadcast_map(s, result_shape) for s in shapes]
+    return generic(inputs, maps, empty(result_shape, element_type),
+                   ir.AffineMap.get_identity(rank), ["parallel"] * rank,
+                   lambda args: body(args[:-1]))
+
+
+def broadcast_to(value: ir.Value, shape) -> ir.Value:
+    if shape_of(value) == list(shape):
+        return value
+    return elementwise([value], lambda a: a[0], result_shape=shape)
+
+
+def reduce(value: ir.Value, axes, init_value, combine) -> ir.Value:
+    """Reduce `value` over `axes` (dropped from the result) starting from
+    `init_value`; `combine(element, accumulator)` builds the body."""
+    shape = shape_of(value)
+    rank = len(shape)
+    axes = sorted(a % rank for a in axes)
+    kept = [d for d in range(rank) if d not in axes]
+    element_type = element_of(value)
+    init = linalg.fill(scalar(init_value, element_type),
+                       outs=[empty([shape[d] for d in kept], element_type)])
+    return generic([value], [ir.AffineMap.get_identity(rank)], init,
+                   ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in kept]),
+                   ["reduction" if d in axes else "parallel" for d in range(rank)],
+                   lambda args: combine(args[0], args[1]))
+
+
+def reduce_keepdims(value: ir.Value, axes, init_value, combine) -> ir.Value:
+    shape = shape_of(value)
+    axes = [a % len(shape) for a in axes]
+    reduced = reduce(value, axes, init_value, combine)
+    return reshape(reduced, [1 if d in axes else n for d, n in enumerate(shape)])
+
+
+# -- scalar arithmetic in bodies -----------------------------------------------------------
+
+def add(a, b):
+    return arith.addf(a, b) if is_float(a.type) else arith.addi(a, b)
+
+
+def sub(a, b):
+    return arith.subf(a, b) if is_float(a.type) else arith.subi(a, b)
+
+
+def mul(a, b):
+    return arith.mulf(a, b) if is_float(a.type) else arith.muli(a, b)
+
+
+def div(a, b):
+    return arith.divf(a, b) if is_float(a.type) else arith.divsi(a, b)
+
+
+def maximum(a, b):
+    return arith.maximumf(a, b) if is_float(a.type) else arith.maxsi(a, b)
+
+
+def minimum(a, b):
+    return arith.minimumf(a, b) if is_float(a.type) else arith.minsi(a, b)
+
+
+def const_like(value, like: ir.Value) -> ir.Value:
+    return scalar(value, like.type)
+
+
+def sigmoid(x):
+    one = const_like(1.0, x)
+    return arith.divf(one, arith.addf(one, math.exp(arith.negf(x))))

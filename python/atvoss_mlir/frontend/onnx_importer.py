@@ -1,0 +1,414 @@
+"""ONNX -> MLIR (`func.func @main` over linalg/tensor/arith on static tensors).
+
+Like torch-mlir's importer, this depends only on `onnx` and the IR. Each node
+is imported under `Location.name(node.name)` (with a file location of the
+model when it was read from a path: line N is the graph's N-th node), so that
+later diagnostics point at the model's node. Node kinds are dispatched
+through one handler per op type (`HANDLERS`, filled by the `ops_*` modules).
+
+Before emitting IR the importer folds what is known at import time: graph
+initializers (also when an old model lists them as graph inputs), Constant,
+and any node whose inputs are all constants and whose op type has a numpy
+folder (`FOLDERS`: Shape, Gather, Concat, Unsqueeze, Cast, arithmetic...).
+Shape of a runtime tensor is its static type, so Shape -> Gather -> Concat
+-> Reshape chains collapse into a constant shape. Nodes that no graph output
+depends on are dropped; Identity and Dropout forward their input.
+
+Weights: `DenseElementsAttr.get(array)` copies the numpy buffer in one call
+(about 0.1 s for 100 MB) and stays readable from Python (`np.array(attr)`) by
+later passes and by the simulator, so it is the default. `weights="resource"`
+uses `dense_resource` blobs instead (zero-copy, but opaque to Python
+passes). Either way the text form of a large model is mostly hex: write
+large programs as bytecode (`module.operation.write_bytecode`), or print with
+`elide_weights` to read them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Callable
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+from mlir import ir
+from mlir.dialects import func
+
+from ..diagnostics import Diagnostic, DiagnosticError, SourcePosition, error_at
+from . import builders as b
+
+MIN_OPSET = 9
+# A handler takes the node being imported and returns its outputs, each an
+# ir.Value, a numpy array (a constant) or None (an output not produced).
+Handler = Callable[["Node"], list]
+HANDLERS: dict[str, Handler] = {}
+# A folder evaluates a node whose inputs are all constants, with numpy.
+Folder = Callable[["Node", list], list]
+FOLDERS: dict[str, Folder] = {}
+
+
+def handles(*op_types: str):
+    def register(fn):
+        for op_type in op_types:
+            HANDLERS[op_type] = fn
+        return fn
+    return register
+
+
+def folds(*op_types: str):
+    def register(fn):
+        for op_type in op_types:
+            FOLDERS[op_type] = fn
+        return fn
+    return register
+
+
+class ImportFailure(Exception):
+    """Raised by a handler for a node it cannot import; becomes a located error."""
+
+
+class Node:
+    """The node being imported, as its handler sees it."""
+
+    def __init__(self, importer: "GraphImporter", proto: onnx.NodeProto, name: str,
+                 location: ir.Location):
+        self.importer = importer
+        self.proto = proto
+        self.name = name
+        self.op_type = proto.op_type
+        self.opset = importer.opset
+        self.location = location
+        self.attributes = {a.name: a for a in proto.attribute}
+
+    # inputs
+    @property
+    def input_count(self) -> int:
+        return len(self.proto.input)
+
+    def has_input(self, index: int) -> bool:
+        return index < len(self.proto.input) and self.proto.input[index] != ""
+
+    def constant(self, index: int) -> np.ndarray | None:
+        """The input as a numpy array if it is known at import time."""
+        if not self.has_input(index):
+            return None
+        value = self.importer.values[self.proto.input[index]]
+        return value if isinstance(value, np.ndarray) else None
+
+    def required_constant(self, index: int, what: str) -> np.ndarray:
+        value = self.constant(index)
+        if value is None:
+            raise ImportFailure(f"{what} (input {index}) must be a constant")
+        return value
+
+    def value(self, index: int) -> ir.Value | None:
+        """The input as an IR value (a constant input is materialized once)."""
+        if not self.has_input(index):
+            return None
+        return self.importer.materialize(self.proto.input[index])
+
+    def shape(self, index: int) -> list[int]:
+        value = self.importer.values[self.proto.input[index]]
+        return list(value.shape) if isinstance(value, np.ndarray) else b.shape_of(value)
+
+    # attributes
+    def attr(self, name: str, default=None):
+        attribute = self.attributes.get(name)
+        if attribute is None:
+            return default
+        value = onnx.helper.get_attribute_value(attribute)
+        if isinstance(value, bytes):
+            return value.decode()
+        if isinstance(value, onnx.TensorProto):
+            return numpy_helper.to_array(value)
+        if isinstance(value, (list, tuple)):
+            return [v.decode() if isinstance(v, bytes) else v for v in value]
+        return value
+
+    def unsupported(self, what: str) -> ImportFailure:
+        return ImportFailure(f"{what} is not supported")
+
+
+def _element_type(elem_type: int) -> ir.Type | None:
+    try:
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(elem_type)
+    except (KeyError, ValueError):
+        return None
+    return b.element_type_of(dtype)
+
+
+class GraphImporter:
+    def __init__(self, model: onnx.ModelProto, path: str | None, context: ir.Context,
+                 weights: str):
+        self.model = model
+        self.path = path
+        self.context = context
+        self.weights = weights
+        self.opset = _default_opset(model)
+        self.values: dict[str, ir.Value | np.ndarray | None] = {}
+        self.materialized: dict[str, ir.Value] = {}
+        self.resource_names: set[str] = set()
+        self.inferred = _inferred_types(model)
+
+    def error(self, message: str, location: ir.Location | None = None) -> DiagnosticError:
+        if location is not None:
+            return error_at(location, message)
+        position = SourcePosition(self.path, 1, 1) if self.path else None
+        return DiagnosticError([Diagnostic("error", message, position=position)])
+
+    def materialize(self, name: str) -> ir.Value:
+        value = self.values[name]
+        if not isinstance(value, np.ndarray):
+            return value
+        if name not in self.materialized:
+            resource = self._resource_name(name) if self.weights == "resource" else None
+            self.materialized[name] = b.constant_tensor(value, resource)
+        return self.materialized[name]
+
+    def _resource_name(self, name: str) -> str:
+        base = re.sub(r"[^A-Za-z0-9_.]", "_", name) or "weight"
+        unique, count = base, 0
+        while unique in self.resource_names:
+            count += 1
+            unique = f"{base}_{count}"
+        self.resource_names.add(unique)
+        return unique
+
+    def run(self) -> ir.Module:
+        with self._file_location(0):
+            return self._run()
+
+    def _run(self) -> ir.Module:
+        graph = self.model.graph
+        for initializer in graph.initializer:
+            self.values[initializer.name] = numpy_helper.to_array(initializer)
+        arguments = [i for i in graph.input if i.name not in self.values]
+        argument_types = [self._argument_type(i) for i in arguments]
+        live = _live_nodes(graph)
+
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            function = func.FuncOp("main", ir.FunctionType.get(argument_types, []))
+            entry = function.add_entry_block()
+            for info, argument in zip(arguments, entry.arguments):
+                self.values[info.name] = argument
+            with ir.InsertionPoint(entry):
+                for index, proto in enumerate(graph.node):
+                    if index in live:
+                        self._import_node(index, proto)
+                results = []
+                for output in graph.output:
+                    value = self.values.get(output.name)
+                    if value is None:
+                        raise self.error(f"graph output '{output.name}' is not computed")
+                    results.append(self.materialize(output.name))
+                func.ReturnOp(results)
+            function.attributes["function_type"] = ir.TypeAttr.get(
+                ir.FunctionType.get(argument_types, [r.type for r in results]))
+        return module
+
+    def _file_location(self, line: int) -> ir.Location:
+        if self.path:
+            return ir.Location.file(self.path, line, 1)
+        return ir.Location.unknown()
+
+    def _argument_type(self, info: onnx.ValueInfoProto) -> ir.Type:
+        tensor_type = info.type.tensor_type
+        element_type = _element_type(tensor_type.elem_type)
+        if not info.type.HasField("tensor_type") or element_type is None:
+            raise self.error(f"graph input '{info.name}': only tensors of numeric types "
+                             f"are supported")
+        shape = []
+        for dim in tensor_type.shape.dim:
+            if not dim.HasField("dim_value"):
+                symbol = dim.dim_param or "?"
+                raise self.error(f"graph input '{info.name}' has the dynamic dimension "
+                                 f"'{symbol}': give static shapes with input_shapes=")
+            shape.append(dim.dim_value)
+        return b.tensor_type(shape, element_type)
+
+    def _import_node(self, index: int, proto: onnx.NodeProto) -> None:
+        name = proto.name or f"{proto.op_type}_{index}"
+        location = ir.Location.name(name, childLoc=self._file_location(index + 1)) \
+            if self.path else ir.Location.name(name)
+        node = Node(self, proto, name, location)
+        domain = proto.domain if proto.domain not in ("", "ai.onnx") else ""
+        if domain:
+            raise error_at(location, f"node '{name}': op type '{domain}.{proto.op_type}' "
+                           f"(domain '{domain}') is not supported")
+        for input_name in proto.input:
+            if input_name and input_name not in self.values:
+                raise error_at(location, f"node '{name}' ({proto.op_type}): input "
+                               f"'{input_name}' is not defined before the node")
+        with location:
+            try:
+                outputs = self._fold(node)
+                if outputs is None:
+                    handler = HANDLERS.get(proto.op_type)
+                    if handler is None:
+                        raise error_at(location, f"node '{name}': op type '{proto.op_type}' "
+                                       f"(opset {self.opset}) is not supported by the "
+                                       f"ONNX importer")
+                    outputs = handler(node)
+            except ImportFailure as failure:
+                raise error_at(location, f"node '{name}' ({proto.op_type}, opset "
+                               f"{self.opset}): {failure}") from None
+            except DiagnosticError:
+                raise
+            except ir.MLIRError as failure:
+                raise error_at(location, f"node '{name}' ({proto.op_type}, opset {self.opset}): "
+                               f"could not build the IR: {failure}") from None
+            except Exception as failure:  # a malformed node or an importer bug
+                if os.environ.get("ATVOSS_DEBUG"):
+                    raise
+                raise error_at(location, f"node '{name}' ({proto.op_type}, opset {self.opset}): "
+                               f"{type(failure).__name__}: {failure}") from None
+        for output_name, value in zip(proto.output, outputs):
+            if output_name:
+                self._check_inferred(node, output_name, value)
+                self.values[output_name] = value
+
+    def _fold(self, node: Node):
+        folder = FOLDERS.get(node.op_type)
+        if folder is None:
+            return None
+        inputs = [self.values[n] if n else None for n in node.proto.input]
+        if node.op_type in ("Shape", "Size"):  # only the static type is needed
+            if not isinstance(inputs[0], np.ndarray):
+                inputs[0] = np.empty(b.shape_of(inputs[0]), np.float32)
+        elif any(v is not None and not isinstance(v, np.ndarray) for v in inputs):
+            return None
+        return folder(node, inputs)
+
+    def _check_inferred(self, node: Node, name: str, value) -> None:
+        """A handler's result must have the shape ONNX shape inference gives."""
+        inferred = self.inferred.get(name)
+        if value is None or inferred is None:
+            return
+        shape = list(value.shape) if isinstance(value, np.ndarray) else b.shape_of(value)
+        if shape != inferred:
+            raise error_at(node.location, f"node '{node.name}' ({node.op_type}): output "
+                           f"'{name}' has shape {shape}, ONNX shape inference gives {inferred}")
+
+
+def _default_opset(model: onnx.ModelProto) -> int:
+    for opset in model.opset_import:
+        if opset.domain in ("", "ai.onnx"):
+            return opset.version
+    return 1
+
+
+def _inferred_types(model: onnx.ModelProto) -> dict[str, list[int]]:
+    shapes = {}
+    for info in list(model.graph.value_info) + list(model.graph.output):
+        if not info.type.HasField("tensor_type"):
+            continue
+        tensor_shape = info.type.tensor_type.shape
+        if not info.type.tensor_type.HasField("shape"):
+            continue
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor_shape.dim]
+        if all(d is not None for d in dims):
+            shapes[info.name] = dims
+    return shapes
+
+
+def _live_nodes(graph: onnx.GraphProto) -> set[int]:
+    """Indices of the nodes some graph output depends on."""
+    producer = {}
+    for index, node in enumerate(graph.node):
+        for output in node.output:
+            producer[output] = index
+    live, work = set(), [o.name for o in graph.output]
+    while work:
+        index = producer.get(work.pop())
+        if index is None or index in live:
+            continue
+        live.add(index)
+        work.extend(n for n in graph.node[index].input if n)
+    return live
+
+
+# -- the public API ------------------------------------------------------------------------
+
+def _load(model_or_path) -> tuple[onnx.ModelProto, str | None]:
+    if isinstance(model_or_path, onnx.ModelProto):
+        return model_or_path, None
+    path = os.fspath(model_or_path)
+    position = SourcePosition(path, 1, 1)
+    try:
+        model = onnx.load(path)
+    except FileNotFoundError:
+        raise DiagnosticError([Diagnostic("error", "cannot read ONNX model: no such file",
+                                          position=position)]) from None
+    except OSError as error:
+        raise DiagnosticError([Diagnostic("error", f"cannot read ONNX model: {error.strerror}",
+                                          position=position)]) from None
+    except Exception as error:  # protobuf's DecodeError and friends
+        raise DiagnosticError([Diagnostic(
+            "error", f"cannot read ONNX model: the file is not a valid ONNX protobuf "
+            f"({type(error).__name__}: {error})", position=position)]) from None
+    if not model.graph.node and not model.graph.output:
+        raise DiagnosticError([Diagnostic(
+            "error", "cannot read ONNX model: the file holds no graph", position=position)])
+    return model, path
+
+
+def _with_input_shapes(model: onnx.ModelProto, input_shapes: dict) -> onnx.ModelProto:
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    for info in model.graph.input:
+        if info.name in input_shapes:
+            dims = info.type.tensor_type.shape.dim
+            del dims[:]
+            for size in input_shapes[info.name]:
+                dims.add().dim_value = int(size)
+    return model
+
+
+def import_onnx(model_or_path, context: ir.Context | None = None, *,
+                input_shapes: dict[str, list[int]] | None = None,
+                weights: str = "dense") -> ir.Module:
+    """Import an ONNX model (a ModelProto or a file path) as an MLIR module
+    holding `func.func @main` over linalg/tensor/arith on static tensors.
+
+    `input_shapes` fixes the dynamic dimensions of graph inputs by name.
+    `weights` is "dense" (DenseElementsAttr, the default) or "resource"
+    (dense_resource blobs). Raises DiagnosticError, located at the ONNX node,
+    for anything that cannot be imported.
+    """
+    if weights not in ("dense", "resource"):
+        raise ValueError(f"weights must be 'dense' or 'resource', not {weights!r}")
+    model, path = _load(model_or_path)
+    if input_shapes:
+        model = _with_input_shapes(model, input_shapes)
+    opset = _default_opset(model)
+    if opset < MIN_OPSET:
+        raise DiagnosticError([Diagnostic(
+            "error", f"ONNX opset {opset} is not supported (opset {MIN_OPSET} or later)",
+            position=SourcePosition(path, 1, 1) if path else None)])
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+    except Exception as error:
+        raise DiagnosticError([Diagnostic(
+            "error", f"ONNX shape inference failed: {error}",
+            position=SourcePosition(path, 1, 1) if path else None)]) from None
+    from . import ops_elementwise, ops_fold, ops_nn, ops_shape  # noqa: F401  (register handlers)
+    context = context or _make_context()
+    with context:
+        return GraphImporter(inferred, path, context, weights).run()
+
+
+def import_onnx_text(model_or_path, context: ir.Context | None = None, *,
+                     elide_weights: int | None = None, debug_info: bool = False,
+                     **options) -> str:
+    """The imported module as MLIR text. `elide_weights=N` prints constants of
+    more than N elements as `dense_resource<__elided__>` (readable, not runnable)."""
+    module = import_onnx(model_or_path, context, **options)
+    return module.operation.get_asm(large_elements_limit=elide_weights,
+                                    large_resource_limit=elide_weights,
+                                    enable_debug_info=debug_info)
+
+
+def _make_context() -> ir.Context:
+    from ..context import make_context
+    return make_context()

@@ -1,0 +1,223 @@
+"""Elementwise ops: one linalg.generic each, numpy broadcasting through the
+indexing maps, the scalar function built from arith/math in the body."""
+
+from __future__ import annotations
+
+import math as pymath
+
+import numpy as np
+import onnx
+from mlir import ir
+from mlir.dialects import arith, math
+
+from . import builders as b
+from .onnx_importer import ImportFailure, folds, handles
+
+
+def _int_div(x, y):
+    return np.trunc(np.true_divide(x, y))  # C semantics, as the ONNX runtime does
+
+
+_NUMPY_BINARY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Pow": np.power,
+                 "Max": np.maximum, "Min": np.minimum, "Sum": np.add}
+_NUMPY_UNARY = {"Neg": np.negative, "Sqrt": np.sqrt, "Abs": np.abs, "Floor": np.floor,
+                "Ceil": np.ceil, "Exp": np.exp, "Log": np.log, "Reciprocal": np.reciprocal,
+                "Relu": lambda x: np.maximum(x, 0)}
+
+
+@folds(*_NUMPY_BINARY, "Div")
+def fold_binary(node, inputs):
+    dtype = inputs[0].dtype
+    if node.op_type == "Div":
+        fn = _int_div if dtype.kind in "iu" else np.divide
+    else:
+        fn = _NUMPY_BINARY[node.op_type]
+    result = inputs[0]
+    for operand in inputs[1:]:
+        result = fn(result, operand)
+    return [np.asarray(result).astype(dtype)]
+
+
+@folds(*_NUMPY_UNARY)
+def fold_unary(node, inputs):
+    return [np.asarray(_NUMPY_UNARY[node.op_type](inputs[0])).astype(inputs[0].dtype)]
+
+
+# -- n-ary arithmetic ----------------------------------------------------------------------
+
+_BINARY = {"Add": b.add, "Sub": b.sub, "Mul": b.mul, "Div": b.div, "Max": b.maximum,
+           "Min": b.minimum, "Sum": b.add, "Pow": lambda x, y: math.powf(x, y)}
+
+
+@handles(*_BINARY)
+def binary(node):
+    combine = _BINARY[node.op_type]
+    inputs = [node.value(i) for i in range(node.input_count)]
+    if len(inputs) == 1:
+        return [inputs[0]]
+    if node.op_type == "Pow" and b.element_of(inputs[0]) != b.element_of(inputs[1]):
+        raise node.unsupported("Pow with an exponent of another element type")
+
+    def body(args):
+        result = args[0]
+        for arg in args[1:]:
+            result = combine(result, arg)
+        return result
+    return [b.elementwise(inputs, body)]
+
+
+@handles("Mean")
+def mean(node):
+    inputs = [node.value(i) for i in range(node.input_count)]
+
+    def body(args):
+        total = args[0]
+        for arg in args[1:]:
+            total = arith.addf(total, arg)
+        return arith.divf(total, b.const_like(float(len(args)), total))
+    return [b.elementwise(inputs, body)]
+
+
+# -- unary ---------------------------------------------------------------------------------
+
+def _unary(node, body):
+    return [b.elementwise([node.value(0)], lambda args: body(args[0]))]
+
+
+def _erf_gelu(x):
+    # 0.5 * x * (1 + erf(x / sqrt(2)))
+    half, one = b.const_like(0.5, x), b.const_like(1.0, x)
+    scaled = arith.mulf(x, b.const_like(1.0 / pymath.sqrt(2.0), x))
+    return arith.mulf(arith.mulf(half, x), arith.addf(one, math.erf(scaled)))
+
+
+def _tanh_gelu(x):
+    # 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
+    half, one = b.const_like(0.5, x), b.const_like(1.0, x)
+    cube = arith.mulf(arith.mulf(x, x), x)
+    inner = arith.addf(x, arith.mulf(b.const_like(0.044715, x), cube))
+    inner = arith.mulf(b.const_like(pymath.sqrt(2.0 / pymath.pi), x), inner)
+    return arith.mulf(arith.mulf(half, x), arith.addf(one, math.tanh(inner)))
+
+
+def _hard_sigmoid(x, alpha, beta):
+    linear = arith.addf(arith.mulf(b.const_like(alpha, x), x), b.const_like(beta, x))
+    return arith.minimumf(arith.maximumf(linear, b.const_like(0.0, x)), b.const_like(1.0, x))
+
+
+_SIMPLE_UNARY = {
+    "Sigmoid": b.sigmoid,
+    "Tanh": lambda x: math.tanh(x),
+    "Erf": lambda x: math.erf(x),
+    "Exp": lambda x: math.exp(x),
+    "Log": lambda x: math.log(x),
+    "Sqrt": lambda x: math.sqrt(x),
+    "Neg": lambda x: arith.negf(x),
+    "Abs": lambda x: math.absf(x),
+    "Floor": lambda x: math.floor(x),
+    "Ceil": lambda x: math.ceil(x),
+    "Reciprocal": lambda x: arith.divf(b.const_like(1.0, x), x),
+    "Relu": lambda x: arith.maximumf(x, b.const_like(0.0, x)),
+    "Softplus": lambda x: math.log(arith.addf(math.exp(x), b.const_like(1.0, x))),
+    "HardSwish": lambda x: arith.mulf(x, _hard_sigmoid(x, 1.0 / 6.0, 0.5)),
+}
+
+
+@handles(*_SIMPLE_UNARY)
+def simple_unary(node):
+    if not b.is_float(b.element_of(node.value(0))):
+        raise node.unsupported(f"{node.op_type} on integer tensors")
+    return _unary(node, _SIMPLE_UNARY[node.op_type])
+
+
+@handles("LeakyRelu")
+def leaky_relu(node):
+    alpha = node.attr("alpha", 0.01)
+
+    def body(x):
+        negative = arith.cmpf(arith.CmpFPredicate.OLT, x, b.const_like(0.0, x))
+        return arith.select(negative, arith.mulf(x, b.const_like(alpha, x)), x)
+    return _unary(node, body)
+
+
+@handles("Elu")
+def elu(node):
+    alpha = node.attr("alpha", 1.0)
+
+    def body(x):
+        negative = arith.cmpf(arith.CmpFPredicate.OLT, x, b.const_like(0.0, x))
+        scaled = arith.mulf(b.const_like(alpha, x), math.expm1(x))
+        return arith.select(negative, scaled, x)
+    return _unary(node, body)
+
+
+@handles("PRelu")
+def prelu(node):
+    def body(args):
+        x, slope = args
+        negative = arith.cmpf(arith.CmpFPredicate.OLT, x, b.const_like(0.0, x))
+        return arith.select(negative, arith.mulf(x, slope), x)
+    return [b.elementwise([node.value(0), node.value(1)], body,
+                          result_shape=node.shape(0))]
+
+
+@handles("HardSigmoid")
+def hard_sigmoid(node):
+    alpha, beta = node.attr("alpha", 0.2), node.attr("beta", 0.5)
+    return _unary(node, lambda x: _hard_sigmoid(x, alpha, beta))
+
+
+@handles("Gelu")
+def gelu(node):
+    approximate = node.attr("approximate", "none")
+    if approximate not in ("none", "tanh"):
+        raise node.unsupported(f"approximate='{approximate}'")
+    return _unary(node, _tanh_gelu if approximate == "tanh" else _erf_gelu)
+
+
+@handles("Clip")
+def clip(node):
+    """Bounds are attributes before opset 11, optional inputs from 11 on."""
+    if node.opset < 11:
+        low, high = node.attr("min"), node.attr("max")
+    else:
+        low, high = (_bound(node, 1, "min"), _bound(node, 2, "max"))
+
+    def body(x):
+        if low is not None:
+            x = b.maximum(x, b.const_like(low, x))
+        if high is not None:
+            x = b.minimum(x, b.const_like(high, x))
+        return x
+    return _unary(node, body)
+
+
+def _bound(node, index, what):
+    if not node.has_input(index):
+        return None
+    value = node.required_constant(index, f"the {what} bound")
+    return value.reshape(()).item()
+
+
+@handles("Cast")
+def cast(node):
+    source = node.value(0)
+    source_type = b.element_of(source)
+    target_type = b.element_type_of(onnx.helper.tensor_dtype_to_np_dtype(node.attr("to")))
+    if target_type is None:
+        raise node.unsupported(f"Cast to ONNX type {node.attr('to')}")
+    if source_type == target_type:
+        return [source]
+
+    def body(args):
+        x = args[0]
+        if b.is_float(source_type) and b.is_float(target_type):
+            wider = ir.FloatType(target_type).width > ir.FloatType(source_type).width
+            return arith.extf(target_type, x) if wider else arith.truncf(target_type, x)
+        if b.is_float(source_type):
+            return arith.fptosi(target_type, x)
+        if b.is_float(target_type):
+            return arith.sitofp(target_type, x)
+        wider = ir.IntegerType(target_type).width > ir.IntegerType(source_type).width
+        return arith.extsi(target_type, x) if wider else arith.trunci(target_type, x)
+    return [b.elementwise([source], body, element_type=target_type)]

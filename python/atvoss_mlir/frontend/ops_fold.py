@@ -1,0 +1,106 @@
+"""Nodes evaluated at import time: constants and the shape arithmetic that
+feeds Reshape, Slice, Pad and friends (Shape, Gather, Cast, Range, ...).
+
+A folder runs only when every input is a constant (Shape and Size only need
+the static type of theirs); otherwise the node's handler builds IR."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+
+from .onnx_importer import ImportFailure, folds, handles
+
+
+@folds("Constant")
+def constant(node, inputs):
+    for name in ("value", "value_float", "value_floats", "value_int", "value_ints"):
+        if name in node.attributes:
+            value = node.attr(name)
+            if name in ("value_float", "value_floats"):
+                value = np.asarray(value, np.float32)
+            elif name in ("value_int", "value_ints"):
+                value = np.asarray(value, np.int64)
+            return [np.asarray(value)]
+    raise ImportFailure("a Constant needs a numeric 'value' attribute "
+                        f"(has {sorted(node.attributes)})")
+
+
+@folds("ConstantOfShape")
+def constant_of_shape(node, inputs):
+    value = node.attr("value")
+    value = np.zeros(1, np.float32) if value is None else np.asarray(value).reshape(-1)
+    return [np.full([int(d) for d in inputs[0]], value[0], value.dtype)]
+
+
+@folds("Shape")
+def shape(node, inputs):
+    dims = np.asarray(inputs[0].shape, np.int64)
+    start, end = node.attr("start", 0), node.attr("end", None)
+    return [dims[start:end]]
+
+
+@folds("Size")
+def size(node, inputs):
+    return [np.asarray(inputs[0].size, np.int64)]
+
+
+@folds("Cast")
+def cast(node, inputs):
+    return [inputs[0].astype(onnx.helper.tensor_dtype_to_np_dtype(node.attr("to")))]
+
+
+@folds("Gather")
+def gather(node, inputs):
+    data, indices = inputs
+    return [np.take(data, indices.astype(np.int64), axis=node.attr("axis", 0))]
+
+
+@folds("Range")
+def range_(node, inputs):
+    start, limit, delta = (np.asarray(v).reshape(()) for v in inputs)
+    return [np.arange(start, limit, delta).astype(start.dtype)]
+
+
+@folds("Where")
+def where(node, inputs):
+    return [np.where(*inputs)]
+
+
+_COMPARE = {"Equal": np.equal, "Less": np.less, "Greater": np.greater,
+            "LessOrEqual": np.less_equal, "GreaterOrEqual": np.greater_equal,
+            "And": np.logical_and, "Or": np.logical_or}
+
+
+@folds(*_COMPARE)
+def compare(node, inputs):
+    return [_COMPARE[node.op_type](*inputs)]
+
+
+@folds("Not")
+def not_(node, inputs):
+    return [np.logical_not(inputs[0])]
+
+
+@folds("Identity", "Dropout")
+def identity(node, inputs):
+    return [inputs[0], np.ones(inputs[0].shape, np.bool_)][:len(node.proto.output)]
+
+
+@folds("ReduceProd", "ReduceSum", "ReduceMin", "ReduceMax")
+def reduce_constant(node, inputs):
+    from .ops_nn import reduction_axes
+    axes = reduction_axes(node, inputs[0].ndim)
+    fn = {"ReduceProd": np.prod, "ReduceSum": np.sum, "ReduceMin": np.min,
+          "ReduceMax": np.max}[node.op_type]
+    keepdims = bool(node.attr("keepdims", 1))
+    return [np.asarray(fn(inputs[0], axis=tuple(axes), keepdims=keepdims)).astype(inputs[0].dtype)]
+
+
+@handles("Identity", "Dropout")
+def forward(node):
+    """Identity and Dropout (inference) forward their input unchanged."""
+    if node.op_type == "Dropout" and len(node.proto.output) > 1 and node.proto.output[1]:
+        raise ImportFailure("the mask output of Dropout is not supported")
+    return [node.importer.values[node.proto.input[0]]]
+

@@ -1,0 +1,500 @@
+"""Neural-network ops: convolution, pooling, matrix products, normalization,
+softmax and reductions.
+
+Convolutions and pools run in NHWC, the NPU's preferred layout: the NCHW
+activation is transposed in and out around the named op (a layout pass can
+cancel the transposes between neighbours), and constant weights are
+transposed to HWCF with numpy at import time."""
+
+from __future__ import annotations
+
+import math as pymath
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, linalg, math
+
+from . import builders as b
+from .onnx_importer import ImportFailure, handles
+
+TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
+
+
+# -- window geometry -----------------------------------------------------------------------
+
+def window_geometry(node, input_sizes, kernel, ceil_mode=False):
+    """(low pads, high pads, output sizes, strides, dilations) of a conv or pool
+    window over the spatial dimensions, following auto_pad and ceil_mode."""
+    rank = len(kernel)
+    strides = node.attr("strides") or [1] * rank
+    dilations = node.attr("dilations") or [1] * rank
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    effective = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        outputs = [-(-n // s) for n, s in zip(input_sizes, strides)]
+        totals = [max((o - 1) * s + e - n, 0)
+                  for o, s, e, n in zip(outputs, strides, effective, input_sizes)]
+        small = [t // 2 for t in totals]
+        large = [t - t // 2 for t in totals]
+        low, high = (small, large) if auto_pad == "SAME_UPPER" else (large, small)
+    elif auto_pad == "VALID":
+        low, high = [0] * rank, [0] * rank
+    elif auto_pad == "NOTSET":
+        pads = node.attr("pads") or [0] * (2 * rank)
+        low, high = list(pads[:rank]), list(pads[rank:])
+    else:
+        raise ImportFailure(f"auto_pad '{auto_pad}'")
+    outputs = []
+    for n, lo, hi, e, s in zip(input_sizes, low, high, effective, strides):
+        span = n + lo + hi - e
+        if span < 0:
+            raise ImportFailure(f"the window ({e}) is larger than the padded input ({n + lo + hi})")
+        size = (-(-span // s) if ceil_mode else span // s) + 1
+        if ceil_mode and (size - 1) * s >= n + lo:  # the last window must start inside
+            size -= 1
+        outputs.append(size)
+    return low, high, outputs, list(strides), list(dilations)
+
+
+def _as_2d(node, what):
+    """1-D convs and pools run as 2-D ones over a unit height."""
+    shape = node.shape(0)
+    if len(shape) == 4:
+        return False
+    if len(shape) == 3:
+        return True
+    raise node.unsupported(f"{what} over {len(shape) - 2} spatial dimensions")
+
+
+class _Window2d:
+    """A node's window attributes seen as 2-D (a 1-D window gets a unit height)."""
+
+    def __init__(self, node, lift: bool):
+        self.node, self.lift = node, lift
+        self.opset = node.opset
+
+    def attr(self, name, default=None):
+        value = self.node.attr(name, default)
+        if not self.lift or value is None or name not in ("kernel_shape", "strides", "dilations",
+                                                           "pads"):
+            return value
+        if name == "pads":
+            return [0, value[0], 0, value[1]]
+        return [1] + list(value)
+
+
+# -- Conv ----------------------------------------------------------------------------------
+
+@handles("Conv")
+def conv(node):
+    lift = _as_2d(node, "Conv")
+    x = node.value(0)
+    weight = node.constant(1)
+    if weight is None:
+        weight = node.value(1)
+    if lift:
+        x = b.reshape(x, node.shape(0)[:2] + [1] + node.shape(0)[2:])
+        weight = _reshape_weight(weight, [d for d in _shape(weight)[:2]] + [1] + _shape(weight)[2:])
+    n, c, h, w = b.shape_of(x)
+    f, c_per_group, kh, kw = _shape(weight)
+    group = node.attr("group", 1)
+    if c_per_group * group != c or f % group:
+        raise ImportFailure(f"{c} input channels, {f} filters of {c_per_group} channels "
+                            f"and group {group} do not match")
+    window = _Window2d(node, lift)
+    low, high, (oh, ow), strides, dilations = window_geometry(window, [h, w], [kh, kw])
+    element_type = b.element_of(x)
+    padded = b.pad(b.transpose(x, TO_NHWC), [0, *low, 0], [0, *high, 0], 0.0)
+    bias = node.value(2)
+
+    def init(channels, bias_value):
+        shape = [n, oh, ow, channels]
+        if bias_value is None:
+            return b.fill(0.0, shape, element_type)
+        return b.result_of(linalg.broadcast(bias_value, outs=[b.empty(shape, element_type)],
+                                            dimensions=[0, 1, 2]))
+
+    if group == 1:
+        result = linalg.conv_2d_nhwc_hwcf(
+            padded, _weight(weight, [2, 3, 1, 0]), outs=[init(f, bias)],
+            strides=strides, dilations=dilations)
+    elif group == c and f == c:
+        hwc = _weight(_reshape_weight(weight, [f, kh, kw]), [1, 2, 0])
+        result = linalg.depthwise_conv_2d_nhwc_hwc(
+            padded, hwc, outs=[init(c, bias)], strides=strides, dilations=dilations)
+    elif group == c:
+        multiplier = f // c
+        hwcm = _weight(_reshape_weight(weight, [c, multiplier, kh, kw]), [2, 3, 0, 1])
+        init_cm = b.fill(0.0, [n, oh, ow, c, multiplier], element_type)
+        result = linalg.depthwise_conv_2d_nhwc_hwcm(
+            padded, hwcm, outs=[init_cm], strides=strides, dilations=dilations)
+        result = b.reshape(result, [n, oh, ow, f])  # filter index = channel * multiplier + m
+        if bias is not None:
+            result = b.elementwise([result, bias], lambda a: arith.addf(a[0], a[1]))
+    else:  # a grouped conv runs as one conv per group
+        f_per_group = f // group
+        parts = []
+        for g in range(group):
+            x_g = b.extract_slice(padded, [0, 0, 0, g * c_per_group],
+                                  b.shape_of(padded)[:3] + [c_per_group])
+            w_g = _weight(_slice_weight(weight, g * f_per_group, f_per_group), [2, 3, 1, 0])
+            bias_g = None if bias is None else b.extract_slice(bias, [g * f_per_group],
+                                                               [f_per_group])
+            parts.append(linalg.conv_2d_nhwc_hwcf(x_g, w_g, outs=[init(f_per_group, bias_g)],
+                                                  strides=strides, dilations=dilations))
+        result = b.concat(parts, 3)
+    result = b.transpose(result, TO_NCHW)
+    if lift:
+        result = b.reshape(result, [n, f, ow])
+    return [result]
+
+
+def _shape(weight):
+    return list(weight.shape) if isinstance(weight, np.ndarray) else b.shape_of(weight)
+
+
+def _reshape_weight(weight, shape):
+    return weight.reshape(shape) if isinstance(weight, np.ndarray) else b.reshape(weight, shape)
+
+
+def _slice_weight(weight, start, count):
+    if isinstance(weight, np.ndarray):
+        return weight[start:start + count]
+    shape = b.shape_of(weight)
+    return b.extract_slice(weight, [start] + [0] * (len(shape) - 1), [count] + shape[1:])
+
+
+def _weight(weight, permutation):
+    """A weight in the layout a named op wants: transposed with numpy when constant."""
+    if isinstance(weight, np.ndarray):
+        return b.constant_tensor(np.ascontiguousarray(weight.transpose(permutation)))
+    return b.transpose(weight, permutation)
+
+
+# -- pooling -------------------------------------------------------------------------------
+
+def _pool_setup(node, ceil_mode):
+    lift = _as_2d(node, node.op_type)
+    x = node.value(0)
+    if lift:
+        x = b.reshape(x, node.shape(0)[:2] + [1] + node.shape(0)[2:])
+    window = _Window2d(node, lift)
+    kernel = window.attr("kernel_shape")
+    n, c, h, w = b.shape_of(x)
+    geometry = window_geometry(window, [h, w], kernel, ceil_mode)
+    return lift, x, kernel, geometry
+
+
+def _pool_result(result, lift):
+    result = b.transpose(result, TO_NCHW)
+    if lift:
+        shape = b.shape_of(result)
+        result = b.reshape(result, shape[:2] + shape[3:])
+    return result
+
+
+@handles("MaxPool")
+def max_pool(node):
+    if len(node.proto.output) > 1 and node.proto.output[1]:
+        raise node.unsupported("the Indices output of MaxPool")
+    lift, x, kernel, (low, high, outputs, strides, dilations) = \
+        _pool_setup(node, node.attr("ceil_mode", 0))
+    n, c, h, w = b.shape_of(x)
+    element_type = b.element_of(x)
+    lowest = b.lowest(element_type)
+    # ceil_mode windows may run past the explicit pads: pad those with -inf too.
+    high = [max(hi, (o - 1) * s + (k - 1) * d + 1 - n_ - lo)
+            for hi, o, s, k, d, n_, lo in zip(high, outputs, strides, kernel, dilations, [h, w], low)]
+    padded = b.pad(b.transpose(x, TO_NHWC), [0, *low, 0], [0, *high, 0], lowest)
+    init = b.fill(lowest, [n, *outputs, c], element_type)
+    result = linalg.pooling_nhwc_max(padded, b.empty(kernel, element_type), outs=[init],
+                                     strides=strides, dilations=dilations)
+    return [_pool_result(result, lift)]
+
+
+@handles("AveragePool")
+def average_pool(node):
+    lift, x, kernel, (low, high, outputs, strides, dilations) = \
+        _pool_setup(node, node.attr("ceil_mode", 0))
+    n, c, h, w = b.shape_of(x)
+    element_type = b.element_of(x)
+    count_pads = bool(node.attr("count_include_pad", 0))
+    extra = [max(0, (o - 1) * s + (k - 1) * d + 1 - n_ - lo - hi)
+             for o, s, k, d, n_, lo, hi in zip(outputs, strides, kernel, dilations, [h, w],
+                                               low, high)]
+    padded = b.pad(b.transpose(x, TO_NHWC), [0, *low, 0],
+                   [0, *(hi + e for hi, e in zip(high, extra)), 0], 0.0)
+    init = b.fill(0.0, [n, *outputs, c], element_type)
+    total = linalg.pooling_nhwc_sum(padded, b.empty(kernel, element_type), outs=[init],
+                                    strides=strides, dilations=dilations)
+    # The divisor of each output position is known at import time.
+    mask = np.pad(np.ones((h, w), np.float64), list(zip(low, high)),
+                  constant_values=1.0 if count_pads else 0.0)
+    mask = np.pad(mask, [(0, e) for e in extra])
+    counts = np.zeros(outputs)
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            rows = slice(i * dilations[0], i * dilations[0] + (outputs[0] - 1) * strides[0] + 1,
+                         strides[0])
+            cols = slice(j * dilations[1], j * dilations[1] + (outputs[1] - 1) * strides[1] + 1,
+                         strides[1])
+            counts += mask[rows, cols]
+    dtype = np.float16 if isinstance(element_type, ir.F16Type) else np.float32
+    if np.all(counts == counts.flat[0]):
+        divisor = b.constant_tensor(np.asarray(counts.flat[0], dtype))
+    else:
+        divisor = b.constant_tensor(counts.reshape(*outputs, 1).astype(dtype))
+    result = b.elementwise([total, divisor], lambda a: arith.divf(a[0], a[1]))
+    return [_pool_result(result, lift)]
+
+
+@handles("GlobalAveragePool", "GlobalMaxPool")
+def global_pool(node):
+    x = node.value(0)
+    shape = b.shape_of(x)
+    axes = list(range(2, len(shape)))
+    if node.op_type == "GlobalMaxPool":
+        return [b.reduce_keepdims(x, axes, b.lowest(b.element_of(x)), b.maximum)]
+    total = b.reduce_keepdims(x, axes, 0.0, arith.addf)
+    count = float(np.prod(shape[2:]))
+    return [b.elementwise([total], lambda a: arith.divf(a[0], b.const_like(count, a[0])))]
+
+
+# -- Gemm, MatMul --------------------------------------------------------------------------
+
+@handles("Gemm")
+def gemm(node):
+    alpha, beta = node.attr("alpha", 1.0), node.attr("beta", 1.0)
+    a = node.value(0)
+    if node.attr("transA", 0):
+        a = b.transpose(a, [1, 0])
+    weight = node.constant(1)
+    if weight is not None:  # fold transB and alpha into the constant
+        if node.attr("transB", 0):
+            weight = weight.T
+        if alpha != 1.0:
+            weight = weight * np.asarray(alpha, weight.dtype)
+        weight = b.constant_tensor(np.ascontiguousarray(weight))
+    else:
+        weight = node.value(1)
+        if node.attr("transB", 0):
+            weight = b.transpose(weight, [1, 0])
+        if alpha != 1.0:
+            a = b.elementwise([a], lambda v: arith.mulf(v[0], b.const_like(alpha, v[0])))
+    m, n = b.shape_of(a)[0], b.shape_of(weight)[1]
+    element_type = b.element_of(a)
+    bias = node.constant(2)
+    if not node.has_input(2) or beta == 0.0:
+        init = b.fill(0.0, [m, n], element_type)
+    elif bias is not None:  # beta * C folded, broadcast into the accumulator
+        bias = (bias * np.asarray(beta, bias.dtype)).astype(bias.dtype)
+        init = _broadcast_init(b.constant_tensor(bias), [m, n])
+    else:
+        c = node.value(2)
+        if beta != 1.0:
+            c = b.elementwise([c], lambda v: arith.mulf(v[0], b.const_like(beta, v[0])))
+        init = _broadcast_init(c, [m, n])
+    return [linalg.matmul(a, weight, outs=[init])]
+
+
+def _broadcast_init(value, shape):
+    """An accumulator initialised with `value` broadcast to `shape`."""
+    source = b.shape_of(value)
+    element_type = b.element_of(value)
+    if source == list(shape):
+        return value
+    if source == list(shape[len(shape) - len(source):]):
+        return b.result_of(linalg.broadcast(value, outs=[b.empty(shape, element_type)],
+                                            dimensions=list(range(len(shape) - len(source)))))
+    return b.broadcast_to(value, shape)
+
+
+@handles("MatMul")
+def matmul(node):
+    a, w = node.value(0), node.value(1)
+    a_shape, w_shape = b.shape_of(a), b.shape_of(w)
+    if len(a_shape) == 1:
+        a = b.reshape(a, [1, a_shape[0]])
+    if len(w_shape) == 1:
+        w = b.reshape(w, [w_shape[0], 1])
+    a_shape, w_shape = b.shape_of(a), b.shape_of(w)
+    if a_shape[-1] != w_shape[-2]:
+        raise ImportFailure(f"cannot multiply {a_shape} by {w_shape}")
+    m, k, n = a_shape[-2], a_shape[-1], w_shape[-1]
+    element_type = b.element_of(a)
+    if len(w_shape) == 2:  # batch dims of A fold into M: one matmul
+        batch = a_shape[:-2]
+        rows = int(np.prod(batch)) * m
+        product = linalg.matmul(b.reshape(a, [rows, k]), w,
+                                outs=[b.fill(0.0, [rows, n], element_type)])
+        result = b.reshape(product, batch + [m, n])
+    else:
+        batch = b.broadcast_shape(a_shape[:-2], w_shape[:-2])
+        a = b.broadcast_to(a, batch + [m, k])
+        w = b.broadcast_to(w, batch + [k, n])
+        count = int(np.prod(batch))
+        product = linalg.batch_matmul(b.reshape(a, [count, m, k]), b.reshape(w, [count, k, n]),
+                                      outs=[b.fill(0.0, [count, m, n], element_type)])
+        result = b.reshape(product, batch + [m, n])
+    shape = b.shape_of(result)
+    if len(node.shape(0)) == 1:
+        shape.pop(-2)
+    if len(node.shape(1)) == 1:
+        shape.pop(-1)
+    return [b.reshape(result, shape)]
+
+
+# -- normalization -------------------------------------------------------------------------
+
+def _per_channel(array, rank):
+    """A (C,) parameter shaped to broadcast against (N, C, ...)."""
+    return np.ascontiguousarray(array.reshape([-1] + [1] * (rank - 2)))
+
+
+@handles("BatchNormalization")
+def batch_normalization(node):
+    if node.attr("training_mode", 0):
+        raise node.unsupported("training_mode=1")
+    if any(name for name in node.proto.output[1:]):
+        raise node.unsupported("the running statistics outputs (training)")
+    x = node.value(0)
+    rank = len(b.shape_of(x))
+    epsilon = node.attr("epsilon", 1e-5)
+    params = [node.constant(i) for i in range(1, 5)]
+    if all(p is not None for p in params):  # inference: y = x * scale' + shift'
+        scale, shift, mean, variance = (p.astype(np.float64) for p in params)
+        factor = scale / np.sqrt(variance + epsilon)
+        offset = shift - mean * factor
+        dtype = params[0].dtype
+        factor = b.constant_tensor(_per_channel(factor.astype(dtype), rank))
+        offset = b.constant_tensor(_per_channel(offset.astype(dtype), rank))
+        return [b.elementwise([x, factor, offset],
+                              lambda a: arith.addf(arith.mulf(a[0], a[1]), a[2]))]
+    values = [node.value(i) for i in range(1, 5)]
+    values = [b.reshape(v, [b.shape_of(v)[0]] + [1] * (rank - 2)) for v in values]
+
+    def body(a):
+        x_, scale, shift, mean, variance = a
+        normalized = arith.divf(arith.subf(x_, mean),
+                                math.sqrt(arith.addf(variance, b.const_like(epsilon, x_))))
+        return arith.addf(arith.mulf(normalized, scale), shift)
+    return [b.elementwise([x] + values, body)]
+
+
+@handles("LayerNormalization")
+def layer_normalization(node):
+    x = node.value(0)
+    shape = b.shape_of(x)
+    axis = node.attr("axis", -1) % len(shape)
+    axes = list(range(axis, len(shape)))
+    epsilon = node.attr("epsilon", 1e-5)
+    count = float(np.prod(shape[axis:]))
+    mean = _mean(x, axes, count)
+    centered = b.elementwise([x, mean], lambda a: arith.subf(a[0], a[1]))
+    squares = b.elementwise([centered], lambda a: arith.mulf(a[0], a[0]))
+    variance = _mean(squares, axes, count)
+    inverse = b.elementwise([variance], lambda a: math.rsqrt(
+        arith.addf(a[0], b.const_like(epsilon, a[0]))))
+    inputs = [centered, inverse, node.value(1)] + ([node.value(2)] if node.has_input(2) else [])
+
+    def body(a):
+        y = arith.mulf(arith.mulf(a[0], a[1]), a[2])
+        return arith.addf(y, a[3]) if len(a) > 3 else y
+    return [b.elementwise(inputs, body), mean, inverse]
+
+
+def _mean(x, axes, count):
+    total = b.reduce_keepdims(x, axes, 0.0, arith.addf)
+    return b.elementwise([total], lambda a: arith.divf(a[0], b.const_like(count, a[0])))
+
+
+@handles("LRN")
+def lrn(node):
+    size = node.attr("size")
+    alpha, beta, bias = node.attr("alpha", 1e-4), node.attr("beta", 0.75), node.attr("bias", 1.0)
+    x = node.value(0)
+    shape = b.shape_of(x)
+    rank = len(shape)
+    squares = b.elementwise([x], lambda a: arith.mulf(a[0], a[0]))
+    before = (size - 1) // 2
+    padded = b.pad(squares, [0, before] + [0] * (rank - 2),
+                   [0, size - 1 - before] + [0] * (rank - 2), 0.0)
+    # Sum over the channel window: loop k (the last dimension) reads channel c + k.
+    dims = [ir.AffineDimExpr.get(d) for d in range(rank + 1)]
+    read = ir.AffineMap.get(rank + 1, 0, [dims[0], dims[1] + dims[rank]] + dims[2:rank])
+    write = ir.AffineMap.get(rank + 1, 0, dims[:rank])
+    window = b.empty([size], b.element_of(x))
+    sums = b.generic([padded, window], [read, ir.AffineMap.get(rank + 1, 0, [dims[rank]])],
+                     b.fill(0.0, shape, b.element_of(x)), write,
+                     ["parallel"] * rank + ["reduction"],
+                     lambda a: arith.addf(a[0], a[2]))
+
+    def body(a):
+        scaled = arith.addf(b.const_like(bias, a[0]),
+                            arith.mulf(b.const_like(alpha / size, a[0]), a[1]))
+        return arith.divf(a[0], math.powf(scaled, b.const_like(beta, a[0])))
+    return [b.elementwise([x, sums], body)]
+
+
+# -- Softmax -------------------------------------------------------------------------------
+
+@handles("Softmax", "LogSoftmax")
+def softmax(node):
+    """Before opset 13 the input is seen as 2-D at `axis` (all later dimensions
+    normalise together); from 13 on only `axis` does."""
+    x = node.value(0)
+    rank = len(b.shape_of(x))
+    if node.opset < 13:
+        axes = list(range(node.attr("axis", 1) % rank, rank))
+    else:
+        axes = [node.attr("axis", -1) % rank]
+    element_type = b.element_of(x)
+    peak = b.reduce_keepdims(x, axes, b.lowest(element_type), b.maximum)
+    shifted = b.elementwise([x, peak], lambda a: arith.subf(a[0], a[1]))
+    exponentials = b.elementwise([shifted], lambda a: math.exp(a[0]))
+    total = b.reduce_keepdims(exponentials, axes, 0.0, arith.addf)
+    if node.op_type == "LogSoftmax":
+        return [b.elementwise([shifted, total], lambda a: arith.subf(a[0], math.log(a[1])))]
+    return [b.elementwise([exponentials, total], lambda a: arith.divf(a[0], a[1]))]
+
+
+# -- reductions ----------------------------------------------------------------------------
+
+def reduction_axes(node, rank) -> list[int]:
+    """Axes are an attribute before opset 18 (13 for ReduceSum), an input after;
+    none means all axes unless noop_with_empty_axes."""
+    from_input = node.opset >= (13 if node.op_type == "ReduceSum" else 18)
+    if from_input:
+        axes = node.constant(1)
+        if node.has_input(1) and axes is None:
+            raise ImportFailure("the axes (input 1) must be a constant")
+        axes = None if axes is None else [int(a) for a in axes.reshape(-1)]
+    else:
+        axes = node.attr("axes")
+    if not axes:
+        return [] if node.attr("noop_with_empty_axes", 0) else list(range(rank))
+    return sorted(a % rank for a in axes)
+
+
+@handles("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin")
+def reduction(node):
+    x = node.value(0)
+    shape = b.shape_of(x)
+    axes = reduction_axes(node, len(shape))
+    if not axes:
+        return [x]
+    element_type = b.element_of(x)
+    if node.op_type in ("ReduceMean", "ReduceSum"):
+        result = b.reduce(x, axes, 0.0 if b.is_float(element_type) else 0, b.add)
+    elif node.op_type == "ReduceMax":
+        result = b.reduce(x, axes, b.lowest(element_type), b.maximum)
+    else:
+        highest = float("inf") if b.is_float(element_type) else \
+            (1 << (ir.IntegerType(element_type).width - 1)) - 1
+        result = b.reduce(x, axes, highest, b.minimum)
+    if node.op_type == "ReduceMean":
+        count = float(np.prod([shape[a] for a in axes]))
+        result = b.elementwise([result], lambda a: arith.divf(a[0], b.const_like(count, a[0])))
+    if node.attr("keepdims", 1):
+        result = b.reshape(result, [1 if d in axes else n for d, n in enumerate(shape)])
+    return [result]
