@@ -22,6 +22,7 @@ from ..target import DEFAULT_TARGET, NpuTarget
 _REGISTRY = {
     "npu-verify": "npu_verify:NpuVerify",
     "npu-fuse-epilogue": "npu_fuse_epilogue:NpuFuseEpilogue",
+    "npu-select-conv-strategy": "npu_select_conv_strategy:NpuSelectConvStrategy",
     "npu-tile": "npu_tile:NpuTile",
     "npu-promote-to-sram": "npu_promote_to_sram:NpuPromoteToSram",
     "npu-allocate-sram": "npu_allocate_sram:NpuAllocateSram",

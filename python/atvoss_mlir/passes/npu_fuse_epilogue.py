@@ -62,11 +62,16 @@ class NpuFuseEpilogue(ModulePass):
                 if not isinstance(source, ir.OpResult):
                     continue
                 producer = source.owner
-                if producer.name not in PRODUCERS or ACTIVATION_ATTR in producer.attributes \
-                        or len(list(source.uses)) != 1 or source.type != op.results[0].type:
-                    continue
                 kind, clip_min, clip_max = found
-                with op.context:
+                if producer.name not in PRODUCERS or ACTIVATION_ATTR in producer.attributes:
+                    continue
+                if len(list(source.uses)) != 1 or source.type != op.results[0].type:
+                    # Another reader needs the value before the activation.
+                    context.diagnostics.remark(op.location, f"{kind} not folded into "
+                                               f"'{producer.name}': its result has other uses "
+                                               f"or another type")
+                    continue
+                with op.location:
                     producer.attributes[ACTIVATION_ATTR] = ir.StringAttr.get(kind)
                     f64 = ir.F64Type.get()
                     if clip_min is not None:

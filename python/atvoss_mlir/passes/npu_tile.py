@@ -245,30 +245,31 @@ def constant_value(value: ir.Value):
     return None
 
 
-def previous_op(op):
-    previous = None
+def ops_before(op) -> list:
+    """The ops before `op` in its block, nearest first."""
+    before = []
     for candidate in op.block.operations:
         if candidate == op:
-            return previous
-        previous = candidate
-    return None
+            return before[::-1]
+        before.append(candidate)
+    return before[::-1]
 
 
 def init_fill(op, output: ir.Value):
-    """The linalg.fill with a constant that initialises `output` just before `op`.
+    """The linalg.fill with a constant that initialises `output` before `op`.
 
-    Only a fill of a fresh buffer directly before the op is folded: nothing
-    else can observe the buffer in between.
+    Only a fill of a fresh buffer (memref.alloc) that nothing else touches
+    between the fill and the op is folded.
     """
-    fill = previous_op(op)
-    if fill is None or fill.name != "linalg.fill":
+    if not isinstance(output, ir.OpResult) or output.owner.name != "memref.alloc":
         return None
-    ins, outs = ins_outs(fill)
-    if outs[0] != output or not isinstance(output, ir.OpResult) \
-            or output.owner.name != "memref.alloc":
-        return None
-    value = constant_value(ins[0])
-    return None if value is None else (fill, float(value))
+    for previous in ops_before(op):
+        if previous.name == "linalg.fill" and ins_outs(previous)[1][0] == output:
+            value = constant_value(ins_outs(previous)[0][0])
+            return None if value is None else (previous, float(value))
+        if any(operand == output for operand in previous.operands) or len(previous.regions):
+            return None
+    return None
 
 
 def padded_source(value: ir.Value, consumer):
@@ -343,6 +344,17 @@ def output_init(problem: TilingProblem) -> TilingProblem:
         fill, value = found
         problem.absorbed_ops.append(fill)
         problem.init_value = value
+    return problem
+
+
+def overwriting_output(problem: TilingProblem, identity: float) -> TilingProblem:
+    """Vector-unit ops overwrite their output, so linalg's accumulation into the
+    initial value is only preserved when that value is the reduction's identity
+    (0 for sums, the lowest value for max; f16's lowest finite value counts)."""
+    init = problem.init_value
+    lowest = init is not None and identity == float("-inf") and init <= -65504.0
+    if init is None or not (init == identity or lowest):
+        raise Unsupported(f"the output must start as {identity} (a fill folded into the op)")
     return problem
 
 
@@ -469,7 +481,7 @@ def depthwise_problem(op, target) -> TilingProblem:
         lambda t: vector_cycles(t[0] * t[1] * t[2] * t[3], target, kh * kw),
         details={"strides": strides, "dilations": dilations})
     problem.absorbed_ops += absorbed
-    return output_init(problem)
+    return overwriting_output(output_init(problem), 0.0)
 
 
 def pool_problem(op, target) -> TilingProblem:
@@ -503,7 +515,7 @@ def pool_problem(op, target) -> TilingProblem:
                                                                                 else 1),
         details={"strides": strides, "window": (kh, kw), "pool": kind})
     problem.absorbed_ops += absorbed
-    return output_init(problem)
+    return overwriting_output(output_init(problem), float("-inf") if kind == "max" else 0.0)
 
 
 def elementwise_dims(shape: list[int]) -> list[LoopDim]:

@@ -1,0 +1,106 @@
+// RUN: atvoss-opt %s -split-input-file --target='npu -pipeline-stages=2' \
+// RUN:   --pass-pipeline='builtin.module(npu-promote-to-sram,canonicalize,cse)' | FileCheck %s
+// RUN: atvoss-opt %s -split-input-file --target='npu -pipeline-stages=1' \
+// RUN:   --pass-pipeline='builtin.module(npu-promote-to-sram,canonicalize,cse)' | FileCheck %s --check-prefix=STAGES1
+
+// Double buffering: two SRAM buffers per changing tile. Iteration t computes
+// tile t, stores the finished accumulator of tile t-1, loads tile t+1 into the
+// other buffers, then a barrier. The zero fill is folded (accumulate = false on
+// the first K step), the relu epilogue runs on the last K step only, and the
+// accumulator is stored once per output tile.
+
+// CHECK-LABEL: func.func @matmul$relu_epilogue
+// CHECK-NOT:     linalg.fill
+// CHECK-COUNT-6: "npu.alloc"() : () -> memref<{{128x48xf16|48x32xf16|128x32xf32}}, 1>
+// CHECK:         %[[A0:.*]] = "npu.dma_load"(%{{.*}}, %{{.*}}) {channel = 0 : i64} : (memref<128x48xf16
+// CHECK:         %[[B0:.*]] = "npu.dma_load"(%{{.*}}, %{{.*}}) {channel = 1 : i64} : (memref<48x32xf16
+// CHECK:         "npu.wait"(%[[A0]], %[[B0]])
+// CHECK:         scf.for %[[T:.*]] = %c0 to %c4 step %c1 {
+// CHECK:           scf.if
+// CHECK:             "npu.matmul"({{.*}}) {accumulate = false, activation = "none"}
+// CHECK:           } else {
+// CHECK:             scf.if
+// CHECK:               "npu.matmul"({{.*}}) {accumulate = true, activation = "relu"}
+// CHECK:             } else {
+// CHECK:               "npu.matmul"({{.*}}) {accumulate = true, activation = "none"}
+// CHECK:           scf.if
+// CHECK:             %[[S:.*]] = "npu.dma_store"
+// CHECK:             "npu.wait"(%[[S]])
+// CHECK:           scf.if
+// CHECK:             %[[NA:.*]] = "npu.dma_load"
+// CHECK:             %[[NB:.*]] = "npu.dma_load"
+// CHECK:             "npu.wait"(%[[NA]], %[[NB]])
+// CHECK:           "npu.barrier"()
+// CHECK:         }
+// CHECK:         %[[LAST:.*]] = "npu.dma_store"
+// CHECK:         "npu.wait"(%[[LAST]])
+// CHECK-COUNT-6: "npu.dealloc"
+
+// STAGES1-LABEL: func.func @matmul$relu_epilogue
+// STAGES1-COUNT-3: "npu.alloc"
+// STAGES1-NOT:     "npu.alloc"
+// STAGES1:         scf.for
+// STAGES1:           scf.if
+// STAGES1:             "npu.dma_load"
+// STAGES1:             "npu.dma_load"
+// STAGES1:             "npu.wait"
+// STAGES1:           "npu.matmul"
+// STAGES1:           "npu.barrier"()
+// STAGES1:           scf.if
+// STAGES1:             "npu.dma_store"
+func.func @matmul$relu_epilogue(%a: memref<128x96xf16>, %b: memref<96x64xf16>) -> memref<128x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<128x64xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<128x64xf32>)
+  linalg.matmul {npu.activation = "relu", npu.tile_sizes = array<i64: 128, 32, 48>, npu.loop_order = array<i64: 0, 1, 2>}
+    ins(%a, %b : memref<128x96xf16>, memref<96x64xf16>) outs(%c : memref<128x64xf32>)
+  return %c : memref<128x64xf32>
+}
+
+// -----
+
+// Partial tiles: buffers have the full tile size, DMA and compute use subviews
+// sized min(tile, size - offset). The output is an argument, so it is loaded
+// and accumulated onto.
+
+// CHECK-LABEL: func.func @matmul$partial_tiles
+// CHECK:         "npu.alloc"() : () -> memref<64x48xf16, 1>
+// CHECK:         arith.minsi
+// CHECK:         memref.subview %{{.*}}[0, 0] [%{{.*}}, %{{.*}}] [1, 1] : memref<64x48xf16, 1> to memref<?x?xf16, strided<[48, 1]>, 1>
+// CHECK:         "npu.matmul"({{.*}}) {accumulate = true, activation = "none"} : (memref<?x?xf16
+func.func @matmul$partial_tiles(%a: memref<100x70xf16>, %b: memref<70x50xf16>, %c: memref<100x50xf32>) {
+  linalg.matmul {npu.tile_sizes = array<i64: 64, 32, 48>, npu.loop_order = array<i64: 0, 1, 2>}
+    ins(%a, %b : memref<100x70xf16>, memref<70x50xf16>) outs(%c : memref<100x50xf32>)
+  return
+}
+
+// -----
+
+// A padded input (a bufferized tensor.pad) is read from its source: the buffers
+// are filled with the pad value once, the DMA writes the interior, and the halo
+// rows of later tiles are refilled an iteration before their DMA.
+
+// CHECK-LABEL: func.func @conv$padded
+// CHECK-NOT:     memref.copy
+// CHECK:         "npu.fill"(%{{.*}}) {value = 0.000000e+00 : f64} : (memref<1x6x18x8xf16, 1>) -> ()
+// CHECK:         "npu.barrier"()
+// CHECK:         "npu.dma_load"(%{{.*}}, %{{.*}}) {channel = {{[01]}} : i64} : (memref<1x5x16x8xf16, strided<[2048, 128, 8, 1]>>, memref<1x5x16x8xf16, strided<[864, 144, 8, 1], offset: 152>, 1>)
+// CHECK:         scf.for
+// CHECK:           "npu.conv2d"
+// CHECK:           scf.if
+// CHECK:             "npu.fill"
+// CHECK:           "npu.barrier"()
+func.func @conv$padded(%x: memref<1x16x16x8xf16>, %w: memref<3x3x8x8xf16>) -> memref<1x16x16x8xf32> {
+  %pad = arith.constant 0.0 : f16
+  %zero = arith.constant 0.0 : f32
+  %padded = memref.alloc() : memref<1x18x18x8xf16>
+  linalg.map outs(%padded : memref<1x18x18x8xf16>) (%init: f16) { linalg.yield %pad : f16 }
+  %interior = memref.subview %padded[0, 1, 1, 0] [1, 16, 16, 8] [1, 1, 1, 1] : memref<1x18x18x8xf16> to memref<1x16x16x8xf16, strided<[2592, 144, 8, 1], offset: 152>>
+  memref.copy %x, %interior : memref<1x16x16x8xf16> to memref<1x16x16x8xf16, strided<[2592, 144, 8, 1], offset: 152>>
+  %y = memref.alloc() : memref<1x16x16x8xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<1x16x16x8xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>,
+                            npu.tile_sizes = array<i64: 1, 4, 16, 8, 8>, npu.loop_order = array<i64: 0, 1, 2, 3, 4>}
+    ins(%padded, %w : memref<1x18x18x8xf16>, memref<3x3x8x8xf16>) outs(%y : memref<1x16x16x8xf32>)
+  return %y : memref<1x16x16x8xf32>
+}

@@ -1,0 +1,81 @@
+// RUN: atvoss-opt %s -split-input-file -npu-tile | FileCheck %s
+// RUN: atvoss-opt %s -split-input-file -verify-diagnostics -npu-tile
+// RUN: not atvoss-opt %s -split-input-file --pass-pipeline='builtin.module(npu-tile{tile-sizes=64,32,48})' 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=EXPLICIT
+
+// Explicit tile sizes apply to every op; one with another number of loops is an error.
+// EXPLICIT: npu-tile.mlir:[[@LINE+42]]:3: error: 'linalg.conv_2d_nhwc_hwcf' has 5 loop dimensions (n, oh, ow, f, c), tile-sizes gives 3
+
+// The cost model streams the whole M through the array (amortising its weight
+// fill) and keeps K whole, so B is loaded once per N tile and A stays resident.
+
+// CHECK-LABEL: func.func @matmul$gemm_512
+// CHECK:         linalg.matmul {npu.loop_order = array<i64: 0, 1, 2>, npu.tile_sizes = array<i64: 512, 64, 32>}
+// EXPLICIT-LABEL: func.func @matmul$gemm_512
+// EXPLICIT:         npu.tile_sizes = array<i64: 64, 32, 48>
+func.func @matmul$gemm_512(%a: memref<512x512xf16>, %b: memref<512x512xf16>, %c: memref<512x512xf32>) {
+  // expected-remark @below {{'linalg.matmul': tiles m512xn64xk32, loops (m,n,k), working set 335872 B}}
+  linalg.matmul ins(%a, %b : memref<512x512xf16>, memref<512x512xf16>) outs(%c : memref<512x512xf32>)
+  return
+}
+
+// -----
+
+// A zero fill of a fresh buffer right before the matmul is folded into it
+// (it is not tiled on its own).
+
+// CHECK-LABEL: func.func @matmul$fill_folded
+// CHECK:         linalg.fill
+// CHECK-NOT:       npu.tile_sizes
+// CHECK:         linalg.matmul {{{.*}}npu.tile_sizes = array<i64: 100, 32, 70>}
+func.func @matmul$fill_folded(%a: memref<100x70xf16>, %b: memref<70x50xf16>) -> memref<100x50xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<100x50xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<100x50xf32>)
+  // expected-remark @below {{'linalg.matmul': tiles m100xn32xk70, loops (m,n,k)}}
+  linalg.matmul ins(%a, %b : memref<100x70xf16>, memref<70x50xf16>) outs(%c : memref<100x50xf32>)
+  return %c : memref<100x50xf32>
+}
+
+// -----
+
+// Convolutions tile output rows (with the input halo), filters and input
+// channels; the output width stays whole.
+
+// CHECK-LABEL: func.func @conv$3x3
+// CHECK:         linalg.conv_2d_nhwc_hwcf {{{.*}}npu.tile_sizes = array<i64: 1, 28, 56, 32, 32>
+func.func @conv$3x3(%x: memref<1x58x58x64xf16>, %w: memref<3x3x64x64xf16>, %y: memref<1x56x56x64xf32>) {
+  // expected-remark @below {{'linalg.conv_2d_nhwc_hwcf': tiles n1xoh28xow56xf32xc32}}
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<1x58x58x64xf16>, memref<3x3x64x64xf16>) outs(%y : memref<1x56x56x64xf32>)
+  return
+}
+
+// -----
+
+// Ops without an npu lowering stay on the fallback engine, with the reason.
+
+// CHECK-LABEL: func.func @fallback$nchw
+// CHECK:         linalg.conv_2d_nchw_fchw
+// CHECK-NOT:       npu.tile_sizes
+func.func @fallback$nchw(%x: memref<1x8x10x10xf32>, %w: memref<4x8x3x3xf32>, %y: memref<1x4x8x8xf32>) {
+  // expected-remark @below {{'linalg.conv_2d_nchw_fchw' stays on the fallback engine: NCHW convolutions are not converted to NHWC}}
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<1x8x10x10xf32>, memref<4x8x3x3xf32>) outs(%y : memref<1x4x8x8xf32>)
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @fallback$exp
+func.func @fallback$exp(%x: memref<16x16xf32>, %y: memref<16x16xf32>) {
+  // expected-remark @below {{'linalg.generic' stays on the fallback engine: 'math.exp' in the body has no vector-unit instruction}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<16x16xf32>) outs(%y : memref<16x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  }
+  return
+}
