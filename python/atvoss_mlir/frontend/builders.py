@@ -59,10 +59,11 @@ def dense_attr(array: np.ndarray, resource_name: str | None = None) -> ir.Attrib
     if array.dtype == np.uint8:
         array = array.view(np.int8)
     array = np.ascontiguousarray(array)
+    flat = array.reshape(-1)
+    if flat.size > 1 and flat[0] == flat[-1] and np.all(flat == flat[0]):
+        return ir.DenseElementsAttr.get_splat(type_, _scalar_attr(flat[0], element_type))
     if resource_name is not None and array.dtype != np.bool_:
         return ir.DenseResourceElementsAttr.get_from_buffer(memoryview(array), resource_name, type_)
-    if array.size and np.all(array.reshape(-1) == array.reshape(-1)[0]) and array.size > 1:
-        return ir.DenseElementsAttr.get_splat(type_, _scalar_attr(array.reshape(-1)[0], element_type))
     return ir.DenseElementsAttr.get(array, type=type_)
 
 

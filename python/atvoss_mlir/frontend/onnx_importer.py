@@ -108,6 +108,11 @@ class Node:
             return None
         return self.importer.materialize(self.proto.input[index])
 
+    def weight(self, array: np.ndarray, suffix: str) -> ir.Value:
+        """A constant derived from the node's inputs (a transposed weight, a
+        folded scale), stored like the model's weights."""
+        return self.importer.constant(array, f"{self.name}.{suffix}")
+
     def shape(self, index: int) -> list[int]:
         value = self.importer.values[self.proto.input[index]]
         return list(value.shape) if isinstance(value, np.ndarray) else b.shape_of(value)
@@ -139,8 +144,8 @@ def _element_type(elem_type: int) -> ir.Type | None:
 
 
 class GraphImporter:
-    def __init__(self, model: onnx.ModelProto, path: str | None, context: ir.Context,
-                 weights: str):
+    def __init__(self, model: onnx.ModelProto, inferred: dict[str, list[int]], path: str | None,
+                 context: ir.Context, weights: str):
         self.model = model
         self.path = path
         self.context = context
@@ -149,7 +154,7 @@ class GraphImporter:
         self.values: dict[str, ir.Value | np.ndarray | None] = {}
         self.materialized: dict[str, ir.Value] = {}
         self.resource_names: set[str] = set()
-        self.inferred = _inferred_types(model)
+        self.inferred = inferred
 
     def error(self, message: str, location: ir.Location | None = None) -> DiagnosticError:
         if location is not None:
@@ -162,9 +167,12 @@ class GraphImporter:
         if not isinstance(value, np.ndarray):
             return value
         if name not in self.materialized:
-            resource = self._resource_name(name) if self.weights == "resource" else None
-            self.materialized[name] = b.constant_tensor(value, resource)
+            self.materialized[name] = self.constant(value, name)
         return self.materialized[name]
+
+    def constant(self, array: np.ndarray, name: str) -> ir.Value:
+        resource = self._resource_name(name) if self.weights == "resource" else None
+        return b.constant_tensor(array, resource)
 
     def _resource_name(self, name: str) -> str:
         base = re.sub(r"[^A-Za-z0-9_.]", "_", name) or "weight"
@@ -279,7 +287,8 @@ class GraphImporter:
                 inputs[0] = np.empty(b.shape_of(inputs[0]), np.float32)
         elif any(v is not None and not isinstance(v, np.ndarray) for v in inputs):
             return None
-        return folder(node, inputs)
+        outputs = folder(node, inputs)
+        return None if outputs is None else [np.asarray(o) for o in outputs]
 
     def _check_inferred(self, node: Node, name: str, value) -> None:
         """A handler's result must have the shape ONNX shape inference gives."""
@@ -299,7 +308,7 @@ def _default_opset(model: onnx.ModelProto) -> int:
     return 1
 
 
-def _inferred_types(model: onnx.ModelProto) -> dict[str, list[int]]:
+def _static_shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
     shapes = {}
     for info in list(model.graph.value_info) + list(model.graph.output):
         if not info.type.HasField("tensor_type"):
@@ -387,7 +396,7 @@ def import_onnx(model_or_path, context: ir.Context | None = None, *,
             "error", f"ONNX opset {opset} is not supported (opset {MIN_OPSET} or later)",
             position=SourcePosition(path, 1, 1) if path else None)])
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+        inferred = _inferred_shapes(model)
     except Exception as error:
         raise DiagnosticError([Diagnostic(
             "error", f"ONNX shape inference failed: {error}",
@@ -395,7 +404,25 @@ def import_onnx(model_or_path, context: ir.Context | None = None, *,
     from . import ops_elementwise, ops_fold, ops_nn, ops_shape  # noqa: F401  (register handlers)
     context = context or _make_context()
     with context:
-        return GraphImporter(inferred, path, context, weights).run()
+        return GraphImporter(model, inferred, path, context, weights).run()
+
+
+def _inferred_shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
+    """Static shapes of every value from onnx.shape_inference. Large
+    initializers are passed as typed graph inputs instead: inference needs
+    their shapes, not their bytes, and serializing them dominates its time."""
+    graph = model.graph
+    small = [i for i in graph.initializer if np.prod(i.dims) <= 4096]
+    large = [onnx.helper.make_tensor_value_info(i.name, i.data_type, list(i.dims))
+             for i in graph.initializer if np.prod(i.dims) > 4096]
+    declared = {i.name for i in graph.input}
+    slim = onnx.helper.make_graph(
+        graph.node, graph.name, list(graph.input) + [v for v in large if v.name not in declared],
+        graph.output, small, value_info=graph.value_info)
+    slim_model = onnx.helper.make_model(slim, opset_imports=list(model.opset_import),
+                                        ir_version=max(model.ir_version, 4))
+    inferred = onnx.shape_inference.infer_shapes(slim_model, strict_mode=False, data_prop=True)
+    return _static_shapes(inferred)
 
 
 def import_onnx_text(model_or_path, context: ir.Context | None = None, *,

@@ -116,15 +116,15 @@ def conv(node):
 
     if group == 1:
         result = linalg.conv_2d_nhwc_hwcf(
-            padded, _weight(weight, [2, 3, 1, 0]), outs=[init(f, bias)],
+            padded, _weight(node, weight, [2, 3, 1, 0]), outs=[init(f, bias)],
             strides=strides, dilations=dilations)
     elif group == c and f == c:
-        hwc = _weight(_reshape_weight(weight, [f, kh, kw]), [1, 2, 0])
+        hwc = _weight(node, _reshape_weight(weight, [f, kh, kw]), [1, 2, 0])
         result = linalg.depthwise_conv_2d_nhwc_hwc(
             padded, hwc, outs=[init(c, bias)], strides=strides, dilations=dilations)
     elif group == c:
         multiplier = f // c
-        hwcm = _weight(_reshape_weight(weight, [c, multiplier, kh, kw]), [2, 3, 0, 1])
+        hwcm = _weight(node, _reshape_weight(weight, [c, multiplier, kh, kw]), [2, 3, 0, 1])
         init_cm = b.fill(0.0, [n, oh, ow, c, multiplier], element_type)
         result = linalg.depthwise_conv_2d_nhwc_hwcm(
             padded, hwcm, outs=[init_cm], strides=strides, dilations=dilations)
@@ -137,7 +137,7 @@ def conv(node):
         for g in range(group):
             x_g = b.extract_slice(padded, [0, 0, 0, g * c_per_group],
                                   b.shape_of(padded)[:3] + [c_per_group])
-            w_g = _weight(_slice_weight(weight, g * f_per_group, f_per_group), [2, 3, 1, 0])
+            w_g = _weight(node, _slice_weight(weight, g * f_per_group, f_per_group), [2, 3, 1, 0])
             bias_g = None if bias is None else b.extract_slice(bias, [g * f_per_group],
                                                                [f_per_group])
             parts.append(linalg.conv_2d_nhwc_hwcf(x_g, w_g, outs=[init(f_per_group, bias_g)],
@@ -164,10 +164,10 @@ def _slice_weight(weight, start, count):
     return b.extract_slice(weight, [start] + [0] * (len(shape) - 1), [count] + shape[1:])
 
 
-def _weight(weight, permutation):
+def _weight(node, weight, permutation):
     """A weight in the layout a named op wants: transposed with numpy when constant."""
     if isinstance(weight, np.ndarray):
-        return b.constant_tensor(np.ascontiguousarray(weight.transpose(permutation)))
+        return node.weight(np.ascontiguousarray(weight.transpose(permutation)), "weight")
     return b.transpose(weight, permutation)
 
 
@@ -274,7 +274,7 @@ def gemm(node):
             weight = weight.T
         if alpha != 1.0:
             weight = weight * np.asarray(alpha, weight.dtype)
-        weight = b.constant_tensor(np.ascontiguousarray(weight))
+        weight = node.weight(np.ascontiguousarray(weight), "weight")
     else:
         weight = node.value(1)
         if node.attr("transB", 0):
@@ -288,7 +288,7 @@ def gemm(node):
         init = b.fill(0.0, [m, n], element_type)
     elif bias is not None:  # beta * C folded, broadcast into the accumulator
         bias = (bias * np.asarray(beta, bias.dtype)).astype(bias.dtype)
-        init = _broadcast_init(b.constant_tensor(bias), [m, n])
+        init = _broadcast_init(node.weight(bias, "bias"), [m, n])
     else:
         c = node.value(2)
         if beta != 1.0:
@@ -366,8 +366,8 @@ def batch_normalization(node):
         factor = scale / np.sqrt(variance + epsilon)
         offset = shift - mean * factor
         dtype = params[0].dtype
-        factor = b.constant_tensor(_per_channel(factor.astype(dtype), rank))
-        offset = b.constant_tensor(_per_channel(offset.astype(dtype), rank))
+        factor = node.weight(_per_channel(factor.astype(dtype), rank), "scale")
+        offset = node.weight(_per_channel(offset.astype(dtype), rank), "shift")
         return [b.elementwise([x, factor, offset],
                               lambda a: arith.addf(arith.mulf(a[0], a[1]), a[2]))]
     values = [node.value(i) for i in range(1, 5)]

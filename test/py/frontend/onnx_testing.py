@@ -95,3 +95,70 @@ def check(onnx_model, feeds: dict, rtol=1e-4, atol=1e-5):
 
 def randn(*shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def resnet50(width: int = 64, image: int = 224, classes: int = 1000, batch: int = 1,
+             opset: int = 13, seed: int = 0) -> onnx.ModelProto:
+    """ResNet-50 v1 as exported models have it (Conv, BatchNormalization, Relu,
+    MaxPool, Add, GlobalAveragePool, Flatten, Gemm), random weights. The
+    default size has 25.6M parameters; `width` scales every layer."""
+    rng = np.random.default_rng(seed)
+    nodes, initializers = [], []
+
+    def weight(name, *shape, scale=None):
+        fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+        value = rng.standard_normal(shape, dtype=np.float32) * np.float32(
+            scale if scale is not None else np.sqrt(2.0 / fan_in))
+        initializers.append(numpy_helper.from_array(value, name))
+        return name
+
+    def conv_bn(name, source, in_channels, out_channels, kernel, stride, relu=True):
+        conv = helper.make_node(
+            "Conv", [source, weight(f"{name}.w", out_channels, in_channels, kernel, kernel)],
+            [f"{name}.conv"], name=name, kernel_shape=[kernel, kernel], strides=[stride, stride],
+            pads=[kernel // 2] * 4)
+        bn = helper.make_node(
+            "BatchNormalization",
+            [f"{name}.conv", weight(f"{name}.gamma", out_channels, scale=0.2),
+             weight(f"{name}.beta", out_channels, scale=0.1),
+             weight(f"{name}.mean", out_channels, scale=0.1),
+             f"{name}.var"], [f"{name}.bn"], name=f"{name}.bn", epsilon=1e-5)
+        initializers.append(numpy_helper.from_array(
+            (rng.random(out_channels, dtype=np.float32) + 0.5), f"{name}.var"))
+        nodes.extend([conv, bn])
+        if not relu:
+            return f"{name}.bn"
+        nodes.append(helper.make_node("Relu", [f"{name}.bn"], [f"{name}.relu"],
+                                      name=f"{name}.relu"))
+        return f"{name}.relu"
+
+    x = conv_bn("stem", "input", 3, width, 7, 2)
+    nodes.append(helper.make_node("MaxPool", [x], ["pool"], name="pool", kernel_shape=[3, 3],
+                                  strides=[2, 2], pads=[1, 1, 1, 1]))
+    x, channels = "pool", width
+    for stage, (blocks, stride) in enumerate(zip([3, 4, 6, 3], [1, 2, 2, 2])):
+        mid = width * 2 ** stage
+        for block in range(blocks):
+            name = f"layer{stage + 1}.{block}"
+            s = stride if block == 0 else 1
+            y = conv_bn(f"{name}.conv1", x, channels, mid, 1, 1)
+            y = conv_bn(f"{name}.conv2", y, mid, mid, 3, s)
+            y = conv_bn(f"{name}.conv3", y, mid, mid * 4, 1, 1, relu=False)
+            shortcut = x
+            if block == 0:
+                shortcut = conv_bn(f"{name}.down", x, channels, mid * 4, 1, s, relu=False)
+            nodes.append(helper.make_node("Add", [y, shortcut], [f"{name}.add"], name=f"{name}.add"))
+            nodes.append(helper.make_node("Relu", [f"{name}.add"], [f"{name}.out"],
+                                          name=f"{name}.out"))
+            x, channels = f"{name}.out", mid * 4
+    nodes += [helper.make_node("GlobalAveragePool", [x], ["gap"], name="gap"),
+              helper.make_node("Flatten", ["gap"], ["flat"], name="flatten"),
+              helper.make_node("Gemm", ["flat", weight("fc.w", classes, channels),
+                                        weight("fc.b", classes, scale=0.1)], ["logits"],
+                               name="fc", transB=1)]
+    graph = helper.make_graph(
+        nodes, "resnet50",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, 3, image, image])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, classes])],
+        initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)

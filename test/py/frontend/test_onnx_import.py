@@ -1,0 +1,238 @@
+"""The importer as a whole: locations, errors, old-opset models, folding of
+shape subgraphs, dead code, weight storage, the text API and import time."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from atvoss_mlir.context import make_context
+from atvoss_mlir.diagnostics import DiagnosticError, location_label, source_position
+from atvoss_mlir.frontend import import_onnx, import_onnx_text
+from onnx_testing import check, model, randn, resnet50, single
+
+I64 = np.int64
+
+
+def conv_relu_model():
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["y"], name="relu1")]
+    return model(nodes, {"x": [1, 2, 5, 5]}, {"y": [1, 3, 5, 5]}, {"w": randn(3, 2, 3, 3)})
+
+
+def error_of(call) -> DiagnosticError:
+    with pytest.raises(DiagnosticError) as caught:
+        call()
+    return caught.value
+
+
+# -- locations -----------------------------------------------------------------------------
+
+def test_every_op_is_located_at_its_node():
+    module = import_onnx(conv_relu_model())
+    text = module.operation.get_asm(enable_debug_info=True, large_elements_limit=4)
+    assert 'loc("conv1")' in text and 'loc("relu1")' in text
+    func = module.body.operations[0]
+    labels = {location_label(op.location) for op in func.regions[0].blocks[0].operations
+              if op.name != "func.return"}
+    assert labels == {"conv1", "relu1"}
+
+
+def test_located_in_the_model_file(tmp_path):
+    path = tmp_path / "net.onnx"
+    onnx.save(conv_relu_model(), path)
+    module = import_onnx(str(path))
+    ops = module.body.operations[0].regions[0].blocks[0].operations
+    positions = {location_label(op.location): str(source_position(op.location))
+                 for op in ops if op.name != "func.return"}
+    assert positions == {"conv1": f"{path}:1:1", "relu1": f"{path}:2:1"}  # line N: node N
+    text = module.operation.get_asm(enable_debug_info=True, large_elements_limit=4)
+    assert f'loc("{path}":1:1)' in text and 'loc("conv1"(#loc' in text
+
+
+def test_unnamed_nodes_get_a_name_from_type_and_index():
+    node = helper.make_node("Relu", ["x"], ["y"])
+    text = import_onnx_text(model([node], {"x": [2]}, {"y": [2]}), debug_info=True)
+    assert 'loc("Relu_0")' in text
+
+
+# -- errors --------------------------------------------------------------------------------
+
+def test_unsupported_op_is_a_located_error_naming_node_type_and_opset(tmp_path):
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("NonMaxSuppression", ["r", "s"], ["y"], name="nms7")]
+    onnx_model = model(nodes, {"x": [1, 4, 4], "s": [1, 1, 4]}, {"y": [1, 3]}, opset=15)
+    error = error_of(lambda: import_onnx(onnx_model))
+    (diagnostic,) = error.diagnostics
+    assert location_label(diagnostic.location) == "nms7"
+    assert "'nms7'" in diagnostic.message and "NonMaxSuppression" in diagnostic.message
+    assert "opset 15" in diagnostic.message
+    path = tmp_path / "nms.onnx"
+    onnx.save(onnx_model, path)
+    error = error_of(lambda: import_onnx(str(path)))
+    assert error.diagnostics[0].format().startswith(f"{path}:2:1: error: node 'nms7'")
+
+
+def test_unsupported_variant_is_a_located_error():
+    onnx_model = single("Pad", {"x": [2, 3]}, [2, 5], initializers={
+        "pads": np.asarray([0, 1, 0, 1], I64)}, attributes={"mode": "reflect"}, name="pad7")
+    error = error_of(lambda: import_onnx(onnx_model))
+    assert location_label(error.diagnostics[0].location) == "pad7"
+    assert "Pad mode 'reflect' is not supported" in str(error)
+
+
+def test_other_domain_is_a_located_error():
+    node = helper.make_node("FusedConv", ["x"], ["y"], name="fused", domain="com.microsoft")
+    onnx_model = helper.make_model(
+        helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])]),
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    error = error_of(lambda: import_onnx(onnx_model))
+    assert location_label(error.diagnostics[0].location) == "fused"
+    assert "com.microsoft.FusedConv" in str(error)
+
+
+def test_corrupt_file_is_a_clear_error(tmp_path):
+    path = tmp_path / "broken.onnx"
+    path.write_bytes(b"\x08\x07\x12\xff\xff\xff not a protobuf")
+    error = error_of(lambda: import_onnx(str(path)))
+    assert str(error).startswith(f"{path}:1:1: error: cannot read ONNX model")
+    truncated = tmp_path / "truncated.onnx"
+    truncated.write_bytes(conv_relu_model().SerializeToString()[:100])
+    assert "cannot read ONNX model" in str(error_of(lambda: import_onnx(str(truncated))))
+
+
+def test_missing_and_empty_files_are_clear_errors(tmp_path):
+    assert "no such file" in str(error_of(lambda: import_onnx(str(tmp_path / "none.onnx"))))
+    empty = tmp_path / "empty.onnx"
+    empty.write_bytes(b"")
+    assert "holds no graph" in str(error_of(lambda: import_onnx(str(empty))))
+
+
+def test_too_old_opset_is_an_error():
+    onnx_model = single("Relu", {"x": [2]}, [2], opset=7)
+    assert "opset 7 is not supported" in str(error_of(lambda: import_onnx(onnx_model)))
+
+
+def test_dynamic_dimension_needs_input_shapes():
+    onnx_model = single("Relu", {"x": ["N", 3]}, ["N", 3])
+    assert "dynamic dimension 'N'" in str(error_of(lambda: import_onnx(onnx_model)))
+    module = import_onnx(onnx_model, input_shapes={"x": [2, 3]})
+    assert "tensor<2x3xf32>" in str(module)
+
+
+# -- models --------------------------------------------------------------------------------
+
+def test_old_opset_model_with_initializers_as_graph_inputs():
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["y"], name="relu")]
+    onnx_model = model(nodes, {"x": [1, 3, 6, 5]}, {"y": [1, 4, 6, 5]},
+                       {"w": randn(4, 3, 3, 3, seed=1), "b": randn(4, seed=2)}, opset=9,
+                       initializers_as_inputs=True)
+    assert [i.name for i in onnx_model.graph.input] == ["x", "w", "b"]
+    module = import_onnx(onnx_model)
+    assert "func.func @main(%arg0: tensor<1x3x6x5xf32>) -> tensor<1x4x6x5xf32>" in str(module)
+    check(onnx_model, {"x": randn(1, 3, 6, 5)})
+
+
+def test_shape_subgraph_folds_to_a_constant_reshape():
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+        helper.make_node("Gather", ["shape", "zero"], ["batch"], axis=0, name="gather"),
+        helper.make_node("Unsqueeze", ["batch", "axes"], ["batch1"], name="unsqueeze"),
+        helper.make_node("Concat", ["batch1", "minus_one"], ["target"], axis=0, name="concat"),
+        helper.make_node("Cast", ["target"], ["target64"], to=TensorProto.INT64, name="cast"),
+        helper.make_node("Reshape", ["x", "target64"], ["y"], name="reshape"),
+    ]
+    onnx_model = model(nodes, {"x": [2, 3, 4, 5]}, {"y": [2, 60]},
+                       {"zero": np.asarray(0, I64), "axes": np.asarray([0], I64),
+                        "minus_one": np.asarray([-1], I64)}, opset=13)
+    text = import_onnx_text(onnx_model, debug_info=True)
+    body = text.split("func.func")[1]
+    assert "tensor.collapse_shape" in body and "i64" not in body
+    for folded in ("shape", "gather", "unsqueeze", "concat", "cast"):
+        assert f'loc("{folded}")' not in text
+    check(onnx_model, {"x": randn(2, 3, 4, 5)})
+
+
+def test_constant_and_constant_of_shape_fold():
+    nodes = [
+        helper.make_node("Constant", [], ["shape"], name="const",
+                         value=numpy_helper.from_array(np.asarray([2, 3], I64))),
+        helper.make_node("ConstantOfShape", ["shape"], ["ones"], name="cos",
+                         value=numpy_helper.from_array(np.asarray([1.5], np.float32))),
+        helper.make_node("Mul", ["ones", "ones"], ["sq"], name="square"),
+        helper.make_node("Add", ["x", "sq"], ["y"], name="add"),
+    ]
+    onnx_model = model(nodes, {"x": [2, 3]}, {"y": [2, 3]}, opset=13)
+    text = import_onnx_text(onnx_model)
+    assert text.count("linalg.generic") == 1 and "2.250000e+00" in text
+    check(onnx_model, {"x": randn(2, 3)})
+
+
+def test_dead_nodes_dropout_and_identity_are_removed():
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("Dropout", ["r"], ["d"], name="dropout"),
+        helper.make_node("Identity", ["d"], ["y"], name="identity"),
+        helper.make_node("Sigmoid", ["x"], ["unused"], name="dead"),
+    ]
+    onnx_model = model(nodes, {"x": [3, 4]}, {"y": [3, 4]}, opset=12)
+    text = import_onnx_text(onnx_model, debug_info=True)
+    assert 'loc("dead")' not in text and "math.exp" not in text
+    assert 'loc("dropout")' not in text and 'loc("identity")' not in text
+    check(onnx_model, {"x": randn(3, 4)})
+
+
+def test_graph_output_that_is_an_input_or_a_constant():
+    nodes = [helper.make_node("Identity", ["x"], ["y"], name="id"),
+             helper.make_node("Constant", [], ["k"], name="k",
+                              value=numpy_helper.from_array(np.ones(2, np.float32)))]
+    onnx_model = model(nodes, {"x": [2]}, {"y": [2], "k": [2]})
+    text = import_onnx_text(onnx_model)
+    assert "return %arg0, %cst" in text
+
+
+def test_weights_as_dense_resource_blobs():
+    module = import_onnx(conv_relu_model(), weights="resource")
+    text = str(module)
+    assert "dense_resource<conv1.weight>" in text and "dialect_resources" in text
+    assert "dense<" not in text.split("{-#")[0].replace("dense<1>", "").replace("dense<0>", "")
+
+
+def test_text_api_elides_weights_on_request():
+    text = import_onnx_text(conv_relu_model(), elide_weights=8)
+    assert "dense_resource<__elided__>" in text
+    assert "arith.constant dense<[[[[" in import_onnx_text(conv_relu_model())
+
+
+def test_given_context_is_used():
+    context = make_context()
+    module = import_onnx(conv_relu_model(), context)
+    assert module.context is context
+
+
+def test_small_resnet_end_to_end():
+    onnx_model = resnet50(width=8, image=64, classes=10, batch=2)
+    check(onnx_model, {"input": randn(2, 3, 64, 64)})
+
+
+def test_resnet50_import_time():
+    """A ResNet-50-sized model (25.6M parameters) imports in seconds."""
+    onnx_model = resnet50()
+    parameters = sum(int(np.prod(i.dims)) for i in onnx_model.graph.initializer)
+    timings = {}
+    for weights in ("dense", "resource"):
+        start = time.perf_counter()
+        module = import_onnx(onnx_model, weights=weights)
+        timings[weights] = time.perf_counter() - start
+    text = module.operation.get_asm(large_elements_limit=16)
+    print(f"\nResNet-50 ({parameters / 1e6:.1f}M parameters): import "
+          + ", ".join(f"{w} weights {t:.2f} s" for w, t in timings.items()))
+    assert parameters > 25_000_000
+    assert text.count("linalg.conv_2d_nhwc_hwcf") == 53
+    assert max(timings.values()) < 20.0
