@@ -242,6 +242,7 @@ def simulate(module_or_text, inputs=None, target: NpuTarget | str | None = DEFAU
         results = translator.function(name, func.location).call(args)
         total_cycles = machine.now
 
+    machine.flush_touches()
     memref_args = [a for a in args if isinstance(a, MemRef)]
     masks = [a.buffer.touched for a in memref_args if a.buffer.touched is not None]
     compulsory = sum(int(np.count_nonzero(m & 1)) for m in masks)

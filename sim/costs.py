@@ -1,16 +1,21 @@
 """Cycle formulas of the machine's engines.
 
-Matrix unit: the closed form of SCALE-Sim's compute cycles (see ANCHORS.md).
-A GEMM M x N x K maps onto an R x C array as
+Matrix unit: the closed form of SCALE-Sim's compute cycles. A GEMM M x N x K
+maps onto an R x C array as
   weight-stationary (ws): Sr = K rows, Sc = N columns, T = M rows streamed,
-                          each fold costs 2*Sr_fold + Sc_fold + T - 2
+                          each fold costs 2*R + C + T - 2
                           (weight fill, stream, skew and drain);
-  output-stationary (os): Sr = M, Sc = N, T = K, each fold Sr_fold + Sc_fold + T - 2;
-folds = ceil(Sr/R) * ceil(Sc/C), the last fold in each direction partial.
-`auto` takes the cheaper one per op. A convolution is the GEMM with
-M = N*OH*OW, N = F, K = KH*KW*C. int8 packs `int8_speedup` MACs into one
-fp16 MAC slot, so the streamed part T is divided by it; fill and drain
-(the array's geometry) are not.
+  output-stationary (os): Sr = M, Sc = N, T = K, each fold R + C + T - 2;
+folds = ceil(Sr/R) * ceil(Sc/C). A partial fold (the last one in each
+direction) costs as much as a full one: SCALE-Sim 3 maps every fold onto the
+whole array, so fill, skew and drain span all R rows and C columns (measured:
+GEMM 64x40x48 on 32x32 WS gives 631 = 4 * (64 + 32 + 62) - 1, not the 519 a
+partial-fold formula predicts; SCALE-Sim's "Total Cycles" is the sum minus one,
+the index of its last cycle, which is not subtracted here). `auto` takes the
+cheaper dataflow per op. A convolution is the GEMM with M = N*OH*OW, N = F,
+K = KH*KW*C. int8 packs `int8_speedup` MACs into one fp16 MAC slot, so the
+streamed part T is divided by it; fill and drain (the array's geometry) are
+not.
 
 DMA: setup + the whole aligned bursts the DRAM side touches / bandwidth.
 Vector unit: elements (times window taps) / lanes + a pipeline latency.
@@ -30,12 +35,9 @@ VECTOR_PIPELINE_LATENCY = 8
 
 def _fold_sum(rows: int, cols: int, streamed: int, array_rows: int, array_cols: int,
               row_weight: int) -> int:
-    """Sum over folds of row_weight*Sr_fold + Sc_fold + T - 2."""
-    row_folds = -(-rows // array_rows)
-    col_folds = -(-cols // array_cols)
-    # Summing Sr_fold over the row folds gives `rows`, likewise for columns.
-    return (col_folds * row_weight * rows + row_folds * cols
-            + row_folds * col_folds * (streamed - 2))
+    """Sum over folds of row_weight*R + C + T - 2 (every fold spans the whole array)."""
+    folds = -(-rows // array_rows) * -(-cols // array_cols)
+    return folds * (row_weight * array_rows + array_cols + streamed - 2)
 
 
 @lru_cache(maxsize=4096)

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 
 from atvoss_mlir.diagnostics import error_at, source_position
 
-from .values import SRAM, Buffer
+from .values import SRAM, Buffer, mark_touched
 
 class OpInfo:
     """Static facts about one op, made once when its region is translated,
@@ -83,17 +83,21 @@ class Token:
         self.done = False
 
 
-@dataclass
-class Access:
-    """Bytes [low, high) of one address space that an in-flight op reads or writes."""
-    key: object
-    low: int
-    high: int
-    write: bool
-    engine: str
-    finish: int
-    info: OpInfo
-    token: Token | None
+class Access(tuple):
+    """Bytes [low, high) of one address space that an in-flight op reads or writes:
+    (key, low, high, write, engine, finish, info, token); token is None for
+    compute ops. The access list holds plain tuples, which the hazard scan
+    reads by index; this view names their fields for messages."""
+
+    __slots__ = ()
+    key = property(lambda self: self[0])
+    low = property(lambda self: self[1])
+    high = property(lambda self: self[2])
+    write = property(lambda self: self[3])
+    engine = property(lambda self: self[4])
+    finish = property(lambda self: self[5])
+    info = property(lambda self: self[6])
+    token = property(lambda self: self[7])
 
 
 @dataclass
@@ -120,6 +124,8 @@ class Machine:
     sram_peak_bytes: int = 0
     sram_occupancy: list = field(default_factory=list)  # [cycle, live bytes]
     ops: dict = field(default_factory=dict)  # id -> OpInfo of ops that ran
+    touches: set = field(default_factory=set)  # argument bytes read/written, applied at the end
+    prune_at: int = 256  # length of the access list that triggers a prune
     dram_read_bytes: int = 0
     dram_write_bytes: int = 0
     macs: int = 0
@@ -145,9 +151,10 @@ class Machine:
 
     def _prune(self) -> None:
         """Drop accesses that can no longer conflict: waited DMAs, finished compute."""
+        now = self.issue_time
         self.accesses = [a for a in self.accesses
-                         if (not a.token.done if a.token is not None
-                             else a.finish > self.issue_time)]
+                         if (not a[7].done if a[7] is not None else a[5] > now)]
+        self.prune_at = max(256, 2 * len(self.accesses))
 
     def barrier(self) -> None:
         self.issue_time = self.now
@@ -159,55 +166,70 @@ class Machine:
                              f"{self.target.dma_channels} DMA channels")
         return f"dma{channel}"
 
+    def flush_touches(self) -> None:
+        """Apply the recorded argument reads and writes to the byte masks."""
+        for key in self.touches:
+            mark_touched(*key)
+        self.touches.clear()
+
     # -- issuing ops -------------------------------------------------------------
     def run(self, info: OpInfo, engine: str, cycles: int, reads=(), writes=(), macs: int = 0,
             dram_read: int = 0, dram_write: int = 0, dma: bool = False):
         """Issue one op; returns its Token for DMAs, its finish time otherwise."""
-        spans = [(m, False) for m in reads] + [(m, True) for m in writes]
         ranges = []
-        for memref, write in spans:
-            buffer = memref.buffer
-            if buffer.touched is not None:
-                memref.mark_touched(2 if write else 1)
-            low, high = memref.byte_range()
-            base = memref.buffer.address
-            ranges.append((memref.buffer.range_key, base + low, base + high, write))
-        start = max(self.engine_free[engine], self.issue_time)
-        for key, low, high, write in ranges:
-            for a in self.accesses:
-                if a.key != key or a.high <= low or high <= a.low:
-                    continue
-                if not (write or a.write):
-                    continue
-                if a.token is not None:
-                    if a.token.done or a.engine == engine:
-                        continue  # waited, or same DMA channel: in order
-                    raise info.error(self._dma_conflict(a, write, key, low, high))
-                if a.finish > start:
-                    if dma:
-                        raise info.error(self._compute_conflict(a, write, key, low, high,
-                                                                start))
-                    start = a.finish  # compute units scoreboard each other
+        for write, group in ((False, reads), (True, writes)):
+            for memref in group:
+                buffer = memref.buffer
+                low, high = memref._range or memref.byte_range()
+                if buffer.touched is not None:
+                    self.touches.add((buffer, memref.base_byte + memref.offset
+                                      * memref.dtype.itemsize, memref.shape, memref.strides,
+                                      memref.dtype.itemsize, 2 if write else 1))
+                if high > low:  # an empty view touches nothing
+                    base = buffer.address
+                    ranges.append((SRAM if buffer.space == SRAM else buffer,
+                                   base + low, base + high, write))
+        start = self.engine_free[engine]
+        if start < self.issue_time:
+            start = self.issue_time
+        accesses = self.accesses
+        if accesses:
+            for key, low, high, write in ranges:
+                for a in accesses:
+                    if a[0] is not key or a[2] <= low or high <= a[1] or not (write or a[3]):
+                        continue
+                    token = a[7]
+                    if token is not None:
+                        if token.done or a[4] == engine:
+                            continue  # waited, or same DMA channel: in order
+                        raise info.error(self._dma_conflict(a, write, key, low, high))
+                    if a[5] > start:
+                        if dma:
+                            raise info.error(self._compute_conflict(a, write, key, low, high,
+                                                                    start))
+                        start = a[5]  # compute units scoreboard each other
         finish = start + cycles
         self.engine_free[engine] = finish
         self.engine_busy[engine] += cycles
         result_token = Token(finish, info, engine) if dma else None
         for key, low, high, write in ranges:
-            if high > low:
-                self.accesses.append(Access(key, low, high, write, engine, finish, info,
-                                            result_token))
-        if len(self.accesses) > 256:
+            accesses.append((key, low, high, write, engine, finish, info, result_token))
+        if len(accesses) > self.prune_at:
             self._prune()
+        if not info.count:
+            self.ops[id(info)] = info
+            info.engine = engine
         info.count += 1
         info.cycles += cycles
-        info.macs += macs
-        info.dram_read += dram_read
-        info.dram_write += dram_write
-        info.engine = engine
-        self.ops[id(info)] = info
-        self.macs += macs
-        self.dram_read_bytes += dram_read
-        self.dram_write_bytes += dram_write
+        if macs:
+            info.macs += macs
+            self.macs += macs
+        if dram_read:
+            info.dram_read += dram_read
+            self.dram_read_bytes += dram_read
+        if dram_write:
+            info.dram_write += dram_write
+            self.dram_write_bytes += dram_write
         if self.trace is not None:
             self.trace.append(TraceEvent(engine, info.name, info.loc, start, finish))
         return result_token if dma else finish
@@ -217,7 +239,8 @@ class Machine:
         memory = "SRAM" if key == SRAM else f"DRAM buffer '{key.name}'"
         return f"{memory} bytes [{low}, {high})"
 
-    def _dma_conflict(self, a: Access, write: bool, key, low, high) -> str:
+    def _dma_conflict(self, a: tuple, write: bool, key, low, high) -> str:
+        a = Access(a)
         where = self._where(key, max(low, a.low), min(high, a.high))
         other = f"{a.info.name} at {a.info.loc}"
         if a.write:
@@ -227,7 +250,8 @@ class Machine:
         return (f"overwrites {where} that {other} is still reading: its token was not "
                 f"waited on (write-after-read hazard)")
 
-    def _compute_conflict(self, a: Access, write: bool, key, low, high, start: int) -> str:
+    def _compute_conflict(self, a: tuple, write: bool, key, low, high, start: int) -> str:
+        a = Access(a)
         where = self._where(key, max(low, a.low), min(high, a.high))
         other = f"{a.info.name} at {a.info.loc}"
         if a.write:
@@ -279,7 +303,7 @@ class Machine:
         if not buffer.live:
             raise info.error("buffer was already released")
         low, high = buffer.address, buffer.address + buffer.nbytes
-        for a in self.accesses:
+        for a in map(Access, self.accesses):
             if (a.token is not None and not a.token.done and a.key == SRAM
                     and a.low < high and low < a.high):
                 raise info.error(f"releases SRAM bytes [{low}, {high}) while {a.info.name} at "

@@ -108,35 +108,46 @@ def _dropped_dims(source_rank: int, static_sizes, result_shape) -> list[int]:
     return dropped
 
 
+def _subview_error(i: int, o: int, n: int, s: int, size: int):
+    return ValueError(f"slice [{o}, +{n}, step {s}] of dimension {i} is out of bounds of "
+                      f"size {size}")
+
+
 @impl("memref.subview")
 def memref_subview(t, op, info):
+    """Compiled into one specialised Python function per op: the view
+    arithmetic of a subview runs in every loop iteration of a tiled program."""
     attrs = op.attributes
     source = t.slot(op.operands[0])
-    offsets = mixed_values(t, ir.DenseI64ArrayAttr(attrs["static_offsets"]),
-                           _operand_group(op, "offsets"))
     static_sizes = list(ir.DenseI64ArrayAttr(attrs["static_sizes"]))
-    sizes = mixed_values(t, static_sizes, _operand_group(op, "sizes"))
-    strides = mixed_values(t, ir.DenseI64ArrayAttr(attrs["static_strides"]),
-                           _operand_group(op, "strides"))
     result_shape = ir.MemRefType(op.results[0].type).shape
     dropped = set(_dropped_dims(len(static_sizes), static_sizes, result_shape))
     (r,) = t.slots(op.results)
 
-    def run(regs):
-        src = regs[source]
-        offset = src.offset
-        new_shape, new_strides = [], []
-        for i, (o, n, s, base) in enumerate(zip(offsets(regs), sizes(regs), strides(regs),
-                                                src.strides)):
-            if o < 0 or n < 0 or (n and o + (n - 1) * s >= src.shape[i]):
-                raise ValueError(f"slice [{o}, +{n}, step {s}] of dimension {i} is out of "
-                                 f"bounds of size {src.shape[i]}")
-            offset += o * base
-            if i not in dropped:
-                new_shape.append(n)
-                new_strides.append(s * base)
-        regs[r] = MemRef(src.buffer, src.dtype, new_shape, new_strides, offset, src.base_byte)
-    return run
+    def terms(static, dynamic_values):
+        slots = iter(t.slots(dynamic_values))
+        return [f"regs[{next(slots)}]" if v == DYNAMIC else str(v) for v in static]
+    offsets = terms(ir.DenseI64ArrayAttr(attrs["static_offsets"]), _operand_group(op, "offsets"))
+    sizes = terms(static_sizes, _operand_group(op, "sizes"))
+    strides = terms(ir.DenseI64ArrayAttr(attrs["static_strides"]), _operand_group(op, "strides"))
+    lines = ["def run(regs):", f"    src = regs[{source}]", "    shp, st = src.shape, src.strides",
+             "    offset = src.offset"]
+    shape, new_strides = [], []
+    for i, (o, n, s) in enumerate(zip(offsets, sizes, strides)):
+        lines += [f"    o{i} = {o}", f"    n{i} = {n}", f"    s{i} = {s}",
+                  f"    if o{i} < 0 or n{i} < 0 or (n{i} and o{i} + (n{i} - 1) * s{i} >= shp[{i}]):",
+                  f"        raise error({i}, o{i}, n{i}, s{i}, shp[{i}])"]
+        if o != "0":
+            lines.append(f"    offset += o{i} * st[{i}]")
+        if i not in dropped:
+            shape.append(f"n{i}")
+            new_strides.append(f"st[{i}]" if s == "1" else f"s{i} * st[{i}]")
+    tuple_of = lambda items: f"({', '.join(items)}{',' if len(items) == 1 else ''})"  # noqa: E731
+    lines.append(f"    regs[{r}] = MemRef(src.buffer, src.dtype, {tuple_of(shape)}, "
+                 f"{tuple_of(new_strides)}, offset, src.base_byte)")
+    namespace = {"MemRef": MemRef, "error": _subview_error}
+    exec(compile("\n".join(lines), f"<memref.subview at {info.loc}>", "exec"), namespace)
+    return namespace["run"]
 
 
 @impl("memref.cast", "memref.assume_alignment", "memref.memory_space_cast")

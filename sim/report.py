@@ -31,14 +31,14 @@ def build_report(machine, *, entry: str, total_cycles: int, compulsory_dram_byte
     }
     ops: dict[tuple, dict] = {}  # ops sharing a source location are one entry
     for info in machine.ops.values():
-        entry = ops.setdefault((info.name, info.loc), {
+        stats = ops.setdefault((info.name, info.loc), {
             "op": info.name, "loc": info.loc, "engine": info.engine, "count": 0, "cycles": 0,
             "macs": 0, "dram_read_bytes": 0, "dram_write_bytes": 0})
-        entry["count"] += info.count
-        entry["cycles"] += info.cycles
-        entry["macs"] += info.macs
-        entry["dram_read_bytes"] += info.dram_read
-        entry["dram_write_bytes"] += info.dram_write
+        stats["count"] += info.count
+        stats["cycles"] += info.cycles
+        stats["macs"] += info.macs
+        stats["dram_read_bytes"] += info.dram_read
+        stats["dram_write_bytes"] += info.dram_write
     return {
         "version": REPORT_VERSION,
         "entry": entry,

@@ -65,7 +65,8 @@ class MemRef:
     `offset` is the layout offset (set by subview and reinterpret_cast).
     """
 
-    __slots__ = ("buffer", "dtype", "shape", "strides", "offset", "base_byte", "_array")
+    __slots__ = ("buffer", "dtype", "shape", "strides", "offset", "base_byte", "_array",
+                 "_range")
 
     def __init__(self, buffer: Buffer, dtype: np.dtype, shape, strides, offset: int = 0,
                  base_byte: int = 0):
@@ -76,6 +77,7 @@ class MemRef:
         self.offset = offset
         self.base_byte = base_byte
         self._array = None
+        self._range = None
 
     @property
     def space(self) -> int:
@@ -99,20 +101,26 @@ class MemRef:
 
     def byte_range(self) -> tuple[int, int]:
         """[lo, hi) bytes of the buffer that the view touches (its bounding range)."""
-        if self.size == 0:
-            return (self.start_byte, self.start_byte)
+        found = self._range
+        if found is not None:
+            return found
+        start = self.base_byte + self.offset * self.dtype.itemsize
         low = high = 0
         for n, s in zip(self.shape, self.strides):
+            if n == 0:
+                self._range = (start, start)
+                return self._range
             if s >= 0:
                 high += (n - 1) * s
             else:
                 low += (n - 1) * s
         item = self.dtype.itemsize
-        return (self.start_byte + low * item, self.start_byte + high * item + item)
+        self._range = (start + low * item, start + high * item + item)
+        return self._range
 
     def check_bounds(self, what: str) -> None:
         low, high = self.byte_range()
-        if self.size and (low < 0 or high > self.buffer.nbytes):
+        if (low < 0 or high > self.buffer.nbytes) and high > low:
             memory = "SRAM" if self.space == SRAM else "DRAM"
             raise ValueError(f"{what} view {format_view(self)} reaches bytes [{low}, {high}) "
                              f"outside its {memory} buffer of {self.buffer.nbytes} B")
@@ -129,13 +137,20 @@ class MemRef:
                                      strides=tuple(s * item for s in self.strides))
         return self._array
 
+    def touch_key(self, bit: int) -> tuple:
+        """What mark_touched needs, as a hashable key (repeated views collapse)."""
+        return (self.buffer, self.start_byte, self.shape, self.strides, self.dtype.itemsize, bit)
+
     def mark_touched(self, bit: int) -> None:
         """Set `bit` in the argument byte mask for every byte of the view."""
-        item = self.dtype.itemsize
-        bytes_view = np.ndarray(self.shape + (item,), np.uint8, buffer=self.buffer.touched,
-                                offset=self.start_byte,
-                                strides=tuple(s * item for s in self.strides) + (1,))
-        bytes_view |= bit
+        mark_touched(*self.touch_key(bit))
+
+
+def mark_touched(buffer: Buffer, start: int, shape: tuple, strides: tuple, item: int,
+                 bit: int) -> None:
+    bytes_view = np.ndarray(shape + (item,), np.uint8, buffer=buffer.touched, offset=start,
+                            strides=tuple(s * item for s in strides) + (1,))
+    bytes_view |= bit
 
 
 def identity_strides(shape) -> tuple[int, ...]:
