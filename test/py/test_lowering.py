@@ -137,3 +137,23 @@ def test_random_programs_run_without_hazards_and_match_numpy(case, sram, stages,
         errors = [d for d in failure.diagnostics if d.severity == "error"]
         assert errors and all("exceeds SRAM budget" in d.message for d in errors), \
             "\n".join(d.format() for d in failure.diagnostics)
+
+
+def test_nchw_convolution_runs_in_nhwc_between_transposes():
+    rng = np.random.default_rng(3)
+    nhwc = conv_case(rng, 1, 12, 12, 8, 16, 3, stride=2)
+    x = np.ascontiguousarray(np.transpose(nhwc.inputs[0], (0, 3, 1, 2)))
+    w = np.ascontiguousarray(np.transpose(nhwc.inputs[1], (3, 2, 0, 1)))
+    text = """
+func.func @main(%x: tensor<1x8x12x12xf16>, %w: tensor<16x8x3x3xf16>) -> tensor<1x16x5x5xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x5x5xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x5x5xf32>) -> tensor<1x16x5x5xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x8x12x12xf16>, tensor<16x8x3x3xf16>) outs(%f : tensor<1x16x5x5xf32>)
+      -> tensor<1x16x5x5xf32>
+  return %r : tensor<1x16x5x5xf32>
+}"""
+    case = type(nhwc)(text, [x, w], np.transpose(nhwc.reference, (0, 3, 1, 2)), nhwc.tolerance)
+    result, compiled, diagnostics = check_case(case)
+    assert "linalg." not in compiled and '"npu.transpose"' in compiled

@@ -21,6 +21,7 @@ from ..target import DEFAULT_TARGET, NpuTarget
 # pass argument -> "module:ClassName" under atvoss_mlir.passes
 _REGISTRY = {
     "npu-verify": "npu_verify:NpuVerify",
+    "npu-convert-layout": "npu_convert_layout:NpuConvertLayout",
     "npu-fuse-epilogue": "npu_fuse_epilogue:NpuFuseEpilogue",
     "npu-select-conv-strategy": "npu_select_conv_strategy:NpuSelectConvStrategy",
     "npu-tile": "npu_tile:NpuTile",

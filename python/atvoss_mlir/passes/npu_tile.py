@@ -772,12 +772,12 @@ PROBLEMS = {
 
 # linalg ops the NPU does not run, with the reason given in the remark.
 UNSUPPORTED_REASONS = {
-    "linalg.conv_2d_nchw_fchw": "NCHW convolutions are not converted to NHWC "
-                                "(run npu-convert-layout first)",
-    "linalg.pooling_nchw_max": "NCHW pooling is not converted to NHWC "
-                               "(run npu-convert-layout first)",
-    "linalg.pooling_nchw_sum": "NCHW pooling is not converted to NHWC "
-                               "(run npu-convert-layout first)",
+    "linalg.conv_2d_nchw_fchw": "NCHW convolutions run on the NPU only after "
+                                "npu-convert-layout (on tensors)",
+    "linalg.pooling_nchw_max": "NCHW pooling runs on the NPU only after "
+                               "npu-convert-layout (on tensors)",
+    "linalg.pooling_nchw_sum": "NCHW pooling runs on the NPU only after "
+                               "npu-convert-layout (on tensors)",
 }
 
 

@@ -59,7 +59,7 @@ func.func @conv$3x3(%x: memref<1x58x58x64xf16>, %w: memref<3x3x64x64xf16>, %y: m
 // CHECK:         linalg.conv_2d_nchw_fchw
 // CHECK-NOT:       npu.tile_sizes
 func.func @fallback$nchw(%x: memref<1x8x10x10xf32>, %w: memref<4x8x3x3xf32>, %y: memref<1x4x8x8xf32>) {
-  // expected-remark @below {{'linalg.conv_2d_nchw_fchw' stays on the fallback engine: NCHW convolutions are not converted to NHWC}}
+  // expected-remark @below {{'linalg.conv_2d_nchw_fchw' stays on the fallback engine: NCHW convolutions run on the NPU only after npu-convert-layout (on tensors)}}
   linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
     ins(%x, %w : memref<1x8x10x10xf32>, memref<4x8x3x3xf32>) outs(%y : memref<1x4x8x8xf32>)
   return
