@@ -118,33 +118,55 @@ def transpose(value: ir.Value, permutation) -> ir.Value:
 
 
 def reshape(value: ir.Value, new_shape) -> ir.Value:
-    """A static reshape as one collapse or expand when the dimensions group,
-    else a collapse to 1-D followed by an expand (both bufferize to views)."""
+    """A static reshape as a collapse to the coarsest shape both sides share,
+    then an expand (both bufferize to views; either may be absent)."""
     old_shape, new_shape = shape_of(value), [int(d) for d in new_shape]
     if old_shape == new_shape:
         return value
     element_type = element_of(value)
-    if len(new_shape) < len(old_shape):
-        groups = _group(old_shape, new_shape)
-        if groups is not None:
-            return tensor.CollapseShapeOp(tensor_type(new_shape, element_type), value,
-                                          _reassociation(groups)).result
-    elif len(new_shape) > len(old_shape):
-        groups = _group(new_shape, old_shape)
-        if groups is not None:
-            return _expand(value, new_shape, groups)
-    flat = [int(np.prod(old_shape))]
-    if len(old_shape) != 1:
-        groups = [list(range(len(old_shape)))] if old_shape else []
-        value = tensor.CollapseShapeOp(tensor_type(flat, element_type), value,
-                                       _reassociation(groups)).result if old_shape else \
-            _expand(value, flat, [])
-    if len(new_shape) == 1:
-        return value
-    if not new_shape:
-        return tensor.CollapseShapeOp(tensor_type([], element_type), value,
-                                      _reassociation([])).result
-    return _expand(value, new_shape, [list(range(len(new_shape)))])
+    if not old_shape or not new_shape or 0 in old_shape:
+        if len(old_shape) != 1:  # through 1-D: rank 0 and empty tensors
+            value = _collapse(value, [int(np.prod(old_shape))],
+                              [list(range(len(old_shape)))] if old_shape else [])
+        if not new_shape:
+            return _collapse(value, [], [])
+        return _expand(value, new_shape, [list(range(len(new_shape)))])
+    old_groups, new_groups = _common_groups(old_shape, new_shape)
+    common = [int(np.prod([old_shape[d] for d in group])) for group in old_groups]
+    if common != old_shape:
+        value = _collapse(value, common, old_groups)
+    if common != new_shape:
+        value = _expand(value, new_shape, new_groups)
+    return value
+
+
+def _common_groups(old, new):
+    """Consecutive dimension groups of `old` and `new` with equal products,
+    as fine as possible; trailing unit dimensions join the last group."""
+    old_groups, new_groups, i, j = [], [], 0, 0
+    while i < len(old) and j < len(new):
+        old_group, new_group = [i], [j]
+        old_product, new_product = old[i], new[j]
+        i, j = i + 1, j + 1
+        while old_product != new_product:
+            if old_product < new_product:
+                old_group.append(i)
+                old_product *= old[i]
+                i += 1
+            else:
+                new_group.append(j)
+                new_product *= new[j]
+                j += 1
+        old_groups.append(old_group)
+        new_groups.append(new_group)
+    old_groups[-1].extend(range(i, len(old)))
+    new_groups[-1].extend(range(j, len(new)))
+    return old_groups, new_groups
+
+
+def _collapse(value, new_shape, groups):
+    type_ = tensor_type(new_shape, element_of(value))
+    return tensor.CollapseShapeOp(type_, value, _reassociation(groups)).result
 
 
 def _expand(value, new_shape, groups):
@@ -156,29 +178,6 @@ def _reassociation(groups):
     i64 = ir.IntegerType.get_signless(64)
     return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in group])
                              for group in groups])
-
-
-def _group(long, short):
-    """Consecutive groups of `long`'s dimensions whose products are `short`'s
-    dimensions, or None; leftover unit dimensions join the last group."""
-    if not short:
-        return [] if all(d == 1 for d in long) else None
-    groups, i = [], 0
-    for target in short:
-        group, product = [], 1
-        while i < len(long):
-            group.append(i)
-            product *= long[i]
-            i += 1
-            if product == target or product > target:
-                break
-        if product != target:
-            return None
-        groups.append(group)
-    if any(long[j] != 1 for j in range(i, len(long))):
-        return None
-    groups[-1].extend(range(i, len(long)))
-    return groups
 
 
 def pad(value: ir.Value, low, high, pad_value) -> ir.Value:
@@ -204,6 +203,13 @@ def extract_slice(value: ir.Value, offsets, sizes, strides=None) -> ir.Value:
         return value
     result_type = tensor_type(sizes, element_of(value))
     return tensor.ExtractSliceOp(result_type, value, [], [], [], offsets, sizes, strides).result
+
+
+def insert_strided(value: ir.Value, into: ir.Value, strides) -> ir.Value:
+    """`value` written into `into` every `strides` elements from the origin."""
+    shape = shape_of(value)
+    return tensor.InsertSliceOp(value, into, [], [], [], [0] * len(shape), shape,
+                                [int(s) for s in strides]).result
 
 
 def concat(values: list[ir.Value], axis: int) -> ir.Value:

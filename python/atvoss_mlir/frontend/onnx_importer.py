@@ -404,7 +404,16 @@ def import_onnx(model_or_path, context: ir.Context | None = None, *,
     from . import ops_elementwise, ops_fold, ops_nn, ops_shape  # noqa: F401  (register handlers)
     context = context or _make_context()
     with context:
-        return GraphImporter(model, inferred, path, context, weights).run()
+        try:
+            return GraphImporter(model, inferred, path, context, weights).run()
+        except DiagnosticError:
+            raise
+        except Exception as error:  # never a traceback: report where the model is
+            if os.environ.get("ATVOSS_DEBUG"):
+                raise
+            raise DiagnosticError([Diagnostic(
+                "error", f"internal error importing the ONNX model: {type(error).__name__}: "
+                f"{error}", position=SourcePosition(path, 1, 1) if path else None)]) from None
 
 
 def _inferred_shapes(model: onnx.ModelProto) -> dict[str, list[int]]:

@@ -149,6 +149,72 @@ def conv(node):
     return [result]
 
 
+@handles("ConvTranspose")
+def conv_transpose(node):
+    """A transposed conv is a conv over the input spread out by the strides
+    (zeros between elements), padded by the window minus the pads, with the
+    kernel flipped and its channel dimensions swapped."""
+    if _as_2d(node, "ConvTranspose"):
+        raise node.unsupported("ConvTranspose over 1 spatial dimension")
+    weight = node.required_constant(1, "the weight")
+    x = node.value(0)
+    n, c, h, w = b.shape_of(x)
+    _, f_per_group, kh, kw = weight.shape
+    group = node.attr("group", 1)
+    strides = node.attr("strides") or [1, 1]
+    dilations = node.attr("dilations") or [1, 1]
+    output_padding = node.attr("output_padding") or [0, 0]
+    effective = [(k - 1) * d + 1 for k, d in zip([kh, kw], dilations)]
+    full = [s * (i - 1) + op + e for s, i, op, e in zip(strides, [h, w], output_padding, effective)]
+    output_shape = node.attr("output_shape")
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    if output_shape or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        wanted = output_shape[-2:] if output_shape else [i * s for i, s in zip([h, w], strides)]
+        totals = [fu - o for fu, o in zip(full, wanted)]
+        upper = auto_pad == "SAME_UPPER"
+        low = [t // 2 if upper else t - t // 2 for t in totals]
+        high = [t - lo for t, lo in zip(totals, low)]
+    elif auto_pad == "NOTSET":
+        pads = node.attr("pads") or [0, 0, 0, 0]
+        low, high = list(pads[:2]), list(pads[2:])
+    elif auto_pad == "VALID":
+        low, high = [0, 0], [0, 0]
+    else:
+        raise ImportFailure(f"auto_pad '{auto_pad}'")
+    element_type = b.element_of(x)
+    spread_shape = [n, (h - 1) * strides[0] + 1, (w - 1) * strides[1] + 1, c]
+    spread = b.insert_strided(b.transpose(x, TO_NHWC), b.fill(0.0, spread_shape, element_type),
+                              [1, *strides, 1])
+    before = [e - 1 - lo for e, lo in zip(effective, low)]
+    after = [e - 1 - hi + op for e, hi, op in zip(effective, high, output_padding)]
+    padded = _pad_or_crop(spread, [0, *before, 0], [0, *after, 0])
+    flipped = weight[:, :, ::-1, ::-1]
+    c_per_group = c // group
+    out = [b.shape_of(padded)[1] - effective[0] + 1, b.shape_of(padded)[2] - effective[1] + 1]
+    bias = node.value(2)
+    parts = []
+    for g in range(group):
+        x_g = padded if group == 1 else b.extract_slice(
+            padded, [0, 0, 0, g * c_per_group], b.shape_of(padded)[:3] + [c_per_group])
+        w_g = _weight(node, flipped[g * c_per_group:(g + 1) * c_per_group], [2, 3, 0, 1])
+        init = b.fill(0.0, [n, *out, f_per_group], element_type)
+        if bias is not None:
+            bias_g = bias if group == 1 else b.extract_slice(bias, [g * f_per_group],
+                                                             [f_per_group])
+            init = b.result_of(linalg.broadcast(bias_g, outs=[init], dimensions=[0, 1, 2]))
+        parts.append(linalg.conv_2d_nhwc_hwcf(x_g, w_g, outs=[init], strides=[1, 1],
+                                              dilations=dilations))
+    return [b.transpose(b.concat(parts, 3), TO_NCHW)]
+
+
+def _pad_or_crop(value, low, high):
+    shape = b.shape_of(value)
+    offsets = [max(-p, 0) for p in low]
+    sizes = [d - max(-lo, 0) - max(-hi, 0) for d, lo, hi in zip(shape, low, high)]
+    value = b.extract_slice(value, offsets, sizes)
+    return b.pad(value, [max(p, 0) for p in low], [max(p, 0) for p in high], 0.0)
+
+
 def _shape(weight):
     return list(weight.shape) if isinstance(weight, np.ndarray) else b.shape_of(weight)
 

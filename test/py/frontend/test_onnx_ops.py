@@ -390,3 +390,26 @@ def test_expand_and_gather():
     onnx_model = model(nodes, {"x": [3, 1]}, {"y": [2, 2, 4]},
                        {"shape": np.asarray([2, 3, 4], I64), "idx": np.asarray([2, 0], I64)})
     check(onnx_model, {"x": randn(3, 1)})
+
+
+CONV_TRANSPOSE_CASES = {  # x shape, weight shape, attributes
+    "stride2_pads": ([1, 3, 4, 5], [3, 2, 3, 3], {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    "output_padding_batch2": ([2, 2, 3, 3], [2, 4, 3, 3],
+                              {"strides": [2, 2], "pads": [1, 1, 1, 1], "output_padding": [1, 1]}),
+    "output_shape": ([1, 2, 3, 4], [2, 3, 2, 2], {"strides": [2, 2], "output_shape": [6, 8]}),
+    "same_upper": ([1, 2, 3, 3], [2, 2, 3, 3], {"strides": [2, 2], "auto_pad": "SAME_UPPER"}),
+    "grouped_dilated": ([1, 4, 3, 3], [4, 1, 2, 2], {"group": 2, "dilations": [2, 2]}),
+    "kernel_4_stride_2": ([1, 3, 5, 4], [3, 2, 4, 4], {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
+}
+
+
+@pytest.mark.parametrize("case", CONV_TRANSPOSE_CASES.values(), ids=CONV_TRANSPOSE_CASES.keys())
+def test_conv_transpose(case):
+    x_shape, w_shape, attributes = case
+    from onnx_testing import reference
+    x = randn(*x_shape)
+    initializers = {"w": randn(*w_shape, seed=1), "b": randn(w_shape[1] * attributes.get("group", 1),
+                                                             seed=2)}
+    probe = single("ConvTranspose", {"x": x_shape}, None, attributes, initializers)
+    out_shape = list(reference(probe, {"x": x})[0].shape)
+    check(single("ConvTranspose", {"x": x_shape}, out_shape, attributes, initializers), {"x": x})
