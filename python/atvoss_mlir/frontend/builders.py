@@ -259,14 +259,17 @@ def broadcast_shape(*shapes) -> list[int]:
     return list(np.broadcast_shapes(*[tuple(s) for s in shapes]))
 
 
-def broadcast_map(shape, result_shape) -> ir.AffineMap:
-    """The numpy-broadcasting map of an operand: leading dimensions dropped and
-    size-1 dimensions read at index 0."""
+def _broadcast_operand(value: ir.Value, result_shape) -> tuple[ir.Value, ir.AffineMap]:
+    """An operand of a broadcasting generic and its map, a projected permutation
+    (what linalg's fusion and tiling expect): the dimensions it broadcasts along
+    are collapsed away and left out of the map."""
+    shape = shape_of(value)
     rank = len(result_shape)
     lead = rank - len(shape)
-    exprs = [ir.AffineConstantExpr.get(0) if d == 1 and result_shape[lead + i] != 1
-             else ir.AffineDimExpr.get(lead + i) for i, d in enumerate(shape)]
-    return ir.AffineMap.get(rank, 0, exprs)
+    kept = [i for i, d in enumerate(shape) if not (d == 1 and result_shape[lead + i] != 1)]
+    if len(kept) < len(shape):
+        value = reshape(value, [shape[i] for i in kept])
+    return value, ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(lead + i) for i in kept])
 
 
 def elementwise(inputs: list[ir.Value], body, element_type: ir.Type | None = None,
@@ -276,8 +279,8 @@ def elementwise(inputs: list[ir.Value], body, element_type: ir.Type | None = Non
     result_shape = broadcast_shape(*shapes, *([result_shape] if result_shape else []))
     element_type = element_type or element_of(inputs[0])
     rank = len(result_shape)
-    maps = [broadcast_map(s, result_shape) for s in shapes]
-    return generic(inputs, maps, empty(result_shape, element_type),
+    operands, maps = zip(*[_broadcast_operand(v, result_shape) for v in inputs])
+    return generic(list(operands), list(maps), empty(result_shape, element_type),
                    ir.AffineMap.get_identity(rank), ["parallel"] * rank,
                    lambda args: body(args[:-1]))
 
