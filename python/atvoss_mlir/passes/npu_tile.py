@@ -11,9 +11,9 @@ giving the reason.
 
 Cost model (one tile = one iteration of the flattened tile loop):
   compute(tile)  matrix ops: SCALE-Sim's closed form for a GEMM M x N x K on the
-                 rows x cols array (weight-stationary: folds ceil(K/R)*ceil(N/C),
-                 each 2*Kf + Nf + M - 2 cycles; output-stationary: M on rows, K
-                 streamed); vector ops: elements * taps / lanes.
+                 R x C array (weight-stationary: ceil(K/R)*ceil(N/C) folds, each
+                 2R + C + M - 2 cycles; output-stationary: M on rows, K streamed);
+                 vector ops: elements * taps / lanes.
   dma(tile)      per operand: setup + bursts * burst / bandwidth, divided by the
                  number of consecutive iterations that reuse the tile (an operand
                  that does not depend on the innermost loops is loaded once per
@@ -195,13 +195,15 @@ def static_shape(value: ir.Value, what: str) -> list[int]:
 
 
 def gemm_cycles(m: int, n: int, k: int, target: NpuTarget, int8: bool = False) -> int:
-    """SCALE-Sim's compute cycles of an M x N x K GEMM on the array."""
+    """SCALE-Sim's compute cycles of an M x N x K GEMM on the array: every fold
+    spans the whole array, so a partial fold costs as much as a full one (which
+    is why tiles that are multiples of the array size win)."""
     rows, cols = target.array_rows, target.array_cols
     speedup = target.int8_speedup if int8 else 1
 
     def fold_sum(sr, sc, streamed, row_weight):
-        row_folds, col_folds = -(-sr // rows), -(-sc // cols)
-        return col_folds * row_weight * sr + row_folds * sc + row_folds * col_folds * (streamed - 2)
+        folds = -(-sr // rows) * -(-sc // cols)
+        return folds * (row_weight * rows + cols + streamed - 2)
     ws = fold_sum(k, n, -(-m // speedup), 2)
     os_ = fold_sum(m, n, -(-k // speedup), 1)
     return {"ws": ws, "os": os_}.get(target.dataflow, min(ws, os_))
