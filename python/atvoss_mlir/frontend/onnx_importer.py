@@ -35,7 +35,7 @@ from onnx import numpy_helper
 from mlir import ir
 from mlir.dialects import func
 
-from ..diagnostics import Diagnostic, DiagnosticError, SourcePosition, error_at
+from ..diagnostics import Diagnostic, DiagnosticError, SourcePosition, diagnostics_of, error_at
 from . import builders as b
 
 MIN_OPSET = 9
@@ -214,6 +214,10 @@ class GraphImporter:
                 func.ReturnOp(results)
             function.attributes["function_type"] = ir.TypeAttr.get(
                 ir.FunctionType.get(argument_types, [r.type for r in results]))
+        try:  # a malformed model can slip past the handlers' checks
+            module.operation.verify()
+        except ir.MLIRError as failure:
+            raise DiagnosticError(diagnostics_of(failure)) from None
         return module
 
     def _file_location(self, line: int) -> ir.Location:
@@ -284,7 +288,7 @@ class GraphImporter:
         inputs = [self.values[n] if n else None for n in node.proto.input]
         if node.op_type in ("Shape", "Size"):  # only the static type is needed
             if not isinstance(inputs[0], np.ndarray):
-                inputs[0] = np.empty(b.shape_of(inputs[0]), np.float32)
+                inputs[0] = np.broadcast_to(np.float32(0), b.shape_of(inputs[0]))
         elif any(v is not None and not isinstance(v, np.ndarray) for v in inputs):
             return None
         outputs = folder(node, inputs)

@@ -236,3 +236,68 @@ def test_resnet50_import_time():
     assert parameters > 25_000_000
     assert text.count("linalg.conv_2d_nhwc_hwcf") == 53
     assert max(timings.values()) < 20.0
+
+
+def opset_model(opset: int):
+    """One small network spelled the way opset `opset` spells it: Slice, Pad,
+    Clip, Split, Unsqueeze/Squeeze and ReduceMean parameters move from
+    attributes to inputs at opsets 10, 11, 11, 13, 13 and 18."""
+    nodes, initializers = [], {"w": randn(6, 3, 3, 3, seed=1), "b": randn(6, seed=2),
+                               "fc": randn(4, 4, seed=3), "fcb": randn(4, seed=4)}
+
+    def constant(name, values, dtype=I64):
+        initializers[name] = np.asarray(values, dtype)
+        return name
+
+    if opset < 10:
+        nodes.append(helper.make_node("Slice", ["x"], ["s"], starts=[1], ends=[9], axes=[3]))
+    else:
+        nodes.append(helper.make_node("Slice", ["x", constant("st", [1]), constant("en", [9]),
+                                               constant("ax", [3])], ["s"]))
+    if opset < 11:
+        nodes.append(helper.make_node("Pad", ["s"], ["p"], pads=[0, 0, 1, 0, 0, 0, 0, 1]))
+        nodes.append(helper.make_node("Clip", ["c"], ["r"], min=-1.0, max=1.5))
+    else:
+        nodes.append(helper.make_node("Pad", ["s", constant("pads", [0, 0, 1, 0, 0, 0, 0, 1])],
+                                      ["p"]))
+        nodes.append(helper.make_node("Clip", ["c", constant("lo", -1.0, np.float32),
+                                               constant("hi", 1.5, np.float32)], ["r"]))
+    nodes.insert(2, helper.make_node("Conv", ["p", "w", "b"], ["c"], strides=[2, 2],
+                                     pads=[1, 1, 1, 1]))
+    if opset < 13:
+        nodes.append(helper.make_node("Split", ["r"], ["h0", "h1"], axis=1, split=[2, 4]))
+    else:
+        nodes.append(helper.make_node("Split", ["r", constant("sp", [2, 4])], ["h0", "h1"],
+                                      axis=1))
+    if opset < 18:
+        nodes.append(helper.make_node("ReduceMean", ["h1"], ["m"], axes=[2, 3], keepdims=0))
+    else:
+        nodes.append(helper.make_node("ReduceMean", ["h1", constant("rax", [2, 3])], ["m"],
+                                      keepdims=0))
+    if opset < 13:
+        nodes.append(helper.make_node("Unsqueeze", ["m"], ["u"], axes=[0]))
+        nodes.append(helper.make_node("Squeeze", ["u"], ["q"], axes=[0]))
+    else:
+        nodes.append(helper.make_node("Unsqueeze", ["m", constant("ua", [0])], ["u"]))
+        nodes.append(helper.make_node("Squeeze", ["u", constant("sa", [0])], ["q"]))
+    nodes.append(helper.make_node("Gemm", ["q", "fc", "fcb"], ["g"]))
+    nodes.append(helper.make_node("Softmax", ["g"], ["y"], axis=1))
+    for i, node in enumerate(nodes):
+        node.name = f"n{i}_{node.op_type}"
+    return model(nodes, {"x": [2, 3, 7, 10]}, {"y": [2, 4]}, initializers, opset=opset)
+
+
+@pytest.mark.parametrize("opset", range(9, 22))
+def test_every_opset_from_9_to_21(opset):
+    check(opset_model(opset), {"x": randn(2, 3, 7, 10)})
+
+
+def test_malformed_node_is_a_located_error_not_a_traceback():
+    onnx_model = single("Gemm", {"a": [2, 5]}, [2, 4], initializers={"b": randn(3, 4)},
+                        name="fc_bad")
+    error = error_of(lambda: import_onnx(onnx_model))
+    assert location_label(error.diagnostics[0].location) == "fc_bad"
+    onnx_model = single("MatMul", {"a": [2, 5], "b": [3, 4]}, [2, 4], name="mm_bad")
+    error = error_of(lambda: import_onnx(onnx_model))
+    assert location_label(error.diagnostics[0].location) == "mm_bad"
+    assert "cannot multiply [2, 5] by [3, 4]" in str(error)
