@@ -20,7 +20,7 @@ later passes and by the simulator, so it is the default. `weights="resource"`
 uses `dense_resource` blobs instead (zero-copy, but opaque to Python
 passes). Either way the text form of a large model is mostly hex: write
 large programs as bytecode (`module.operation.write_bytecode`), or print with
-`elide_weights` to read them.
+`elide_weights` to read them. README.md has the measurements.
 """
 
 from __future__ import annotations
