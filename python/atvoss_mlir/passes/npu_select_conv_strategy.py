@@ -19,13 +19,12 @@ it applies.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from mlir import ir
 
 from . import ModulePass, PassContext
-from .npu_tile import STRATEGY_ATTR, gemm_cycles, ints, optional_attr, vector_cycles
+from .npu_tile import STRATEGY_ATTR, gemm_cycles, vector_cycles
 
 STRATEGIES = ("implicit-gemm", "direct", "im2col")
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1, "i32": 4}
@@ -45,7 +44,6 @@ def strategy_estimates(op, target) -> dict[str, int] | None:
     if None in shapes:
         return None
     (n, h, w, c), (kh, kw, _, f), (_, oh, ow, _) = shapes
-    strides = ints(optional_attr(op, "strides"), (1, 1))
     element = str(ir.RankedTensorType(image.type).element_type)
     in_bytes, out_bytes = ELEMENT_BYTES.get(element, 2), \
         ELEMENT_BYTES.get(str(ir.RankedTensorType(out.type).element_type), 4)

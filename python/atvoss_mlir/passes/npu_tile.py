@@ -140,11 +140,6 @@ class OperandTile:
     def element_type(self) -> ir.Type:
         return ir.MemRefType(self.value.type).element_type
 
-    @property
-    def padded(self) -> bool:
-        return any(isinstance(p, Window) and (p.pad_low or p.extent(1) > 0) and
-                   self.pad_value is not None for p in self.region)
-
 
 @dataclass
 class TilingProblem:
@@ -750,10 +745,7 @@ def broadcast_problem(op, target) -> TilingProblem:
     operands = [OperandTile("in0", source, tuple(Tiled(d) for d in kept)),
                 OperandTile("output", out, tuple(Tiled(d) for d in range(len(shape))),
                             is_output=True)]
-    steps = [["copy", ("in", 0)]]
-    if kept and kept[-1] != len(shape) - 1 and len(kept) != len(shape):
-        # numpy broadcasting aligns trailing dims: the lowering reshapes the tile.
-        pass
+    steps = [["copy", ("in", 0)]]  # the lowering keeps the input tile at the output's rank
     return TilingProblem(op, "elementwise", elementwise_dims(shape), operands,
                          lambda t: vector_cycles(math.prod(t), target), details={"steps": steps})
 
@@ -801,9 +793,6 @@ class Schedule:
     order: tuple            # loop dims, outermost first
     cycles: int
     working_set: int
-
-    def trips(self, problem) -> list[int]:
-        return [-(-d.size // t) for d, t in zip(problem.dims, self.tiles)]
 
 
 def trip_counts(problem: TilingProblem, tiles) -> list[int]:
