@@ -123,11 +123,11 @@ def reshape(value: ir.Value, new_shape) -> ir.Value:
     old_shape, new_shape = shape_of(value), [int(d) for d in new_shape]
     if old_shape == new_shape:
         return value
-    element_type = element_of(value)
-    if not old_shape or not new_shape or 0 in old_shape:
-        if len(old_shape) != 1:  # through 1-D: rank 0 and empty tensors
-            value = _collapse(value, [int(np.prod(old_shape))],
-                              [list(range(len(old_shape)))] if old_shape else [])
+    if not old_shape or not new_shape or 0 in old_shape:  # through 1-D
+        if not old_shape:
+            value = _expand(value, [1], [])
+        elif len(old_shape) != 1:
+            value = _collapse(value, [int(np.prod(old_shape))], [list(range(len(old_shape)))])
         if not new_shape:
             return _collapse(value, [], [])
         return _expand(value, new_shape, [list(range(len(new_shape)))])

@@ -11,7 +11,7 @@ from mlir import ir
 from mlir.dialects import arith, math
 
 from . import builders as b
-from .onnx_importer import ImportFailure, folds, handles
+from .onnx_importer import folds, handles
 
 
 def _int_div(x, y):

@@ -8,8 +8,6 @@ transposed to HWCF with numpy at import time."""
 
 from __future__ import annotations
 
-import math as pymath
-
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, math

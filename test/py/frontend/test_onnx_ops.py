@@ -413,3 +413,11 @@ def test_conv_transpose(case):
     probe = single("ConvTranspose", {"x": x_shape}, None, attributes, initializers)
     out_shape = list(reference(probe, {"x": x})[0].shape)
     check(single("ConvTranspose", {"x": x_shape}, out_shape, attributes, initializers), {"x": x})
+
+
+def test_reshape_to_and_from_rank_0():
+    nodes = [helper.make_node("Reshape", ["x", "scalar"], ["s"], name="to_scalar"),
+             helper.make_node("Reshape", ["s", "shape"], ["y"], name="from_scalar")]
+    check(model(nodes, {"x": [1, 1]}, {"y": [1, 1, 1]},
+                {"scalar": np.asarray([], I64), "shape": np.asarray([1, 1, 1], I64)}),
+          {"x": randn(1, 1)})
