@@ -177,18 +177,23 @@ class Machine:
             dram_read: int = 0, dram_write: int = 0, dma: bool = False):
         """Issue one op; returns its Token for DMAs, its finish time otherwise."""
         ranges = []
-        for write, group in ((False, reads), (True, writes)):
-            for memref in group:
-                buffer = memref.buffer
-                low, high = memref._range or memref.byte_range()
-                if buffer.touched is not None:
-                    self.touches.add((buffer, memref.base_byte + memref.offset
-                                      * memref.dtype.itemsize, memref.shape, memref.strides,
-                                      memref.dtype.itemsize, 2 if write else 1))
-                if high > low:  # an empty view touches nothing
-                    base = buffer.address
-                    ranges.append((SRAM if buffer.space == SRAM else buffer,
-                                   base + low, base + high, write))
+        touches = self.touches
+        for memref in reads:
+            buffer = memref.buffer
+            low, high = memref._range or memref.byte_range()
+            if buffer.touched is not None:
+                touches.add(memref.touch_key(1))
+            if high > low:  # an empty view touches nothing
+                base = buffer.address
+                ranges.append((buffer.range_key, base + low, base + high, False))
+        for memref in writes:
+            buffer = memref.buffer
+            low, high = memref._range or memref.byte_range()
+            if buffer.touched is not None:
+                touches.add(memref.touch_key(2))
+            if high > low:
+                base = buffer.address
+                ranges.append((buffer.range_key, base + low, base + high, True))
         start = self.engine_free[engine]
         if start < self.issue_time:
             start = self.issue_time

@@ -86,24 +86,35 @@ def _dma(t, op, info, load: bool):
     machine, target = t.machine, t.target
     engine = machine.dma_engine(info, channel)
     src_space, dst_space = (DRAM, SRAM) if load else (SRAM, DRAM)
+    cycles_of = {}  # (shape, strides, itemsize, first byte mod burst) -> cycles
+    burst = target.dma_burst_bytes
+    issue = machine.run
 
     def run(regs):
         src, dst = regs[a], regs[b]
-        if src.space != src_space or dst.space != dst_space:
+        if src.buffer.space != src_space or dst.buffer.space != dst_space:
             raise info.error("copies DRAM -> SRAM" if load else "copies SRAM -> DRAM")
         if src.shape != dst.shape or src.dtype != dst.dtype:
             raise _shape_error(info, "source and target differ in shape or element type",
                                source=src, target=dst)
-        for what, view in (("source", src), ("target", dst)):
-            try:
-                view.check_bounds(what)
-            except ValueError as failure:
-                raise info.error(str(failure)) from None
+        for view in (src, dst):
+            low, high = view._range or view.byte_range()
+            if (low < 0 or high > view.buffer.nbytes) and high > low:
+                try:
+                    view.check_bounds("source" if view is src else "target")
+                except ValueError as failure:
+                    raise info.error(str(failure)) from None
         dram = src if load else dst
+        key = (dram.shape, dram.strides, dram.dtype.itemsize,
+               (dram.buffer.address + dram.start_byte) % burst)
+        cycles = cycles_of.get(key)
+        if cycles is None:
+            cycles = cycles_of[key] = costs.dma_cycles(dram, target)
         nbytes = dram.nbytes
-        token = machine.run(info, engine, costs.dma_cycles(dram, target), [src], [dst],
-                            dram_read=nbytes if load else 0,
-                            dram_write=0 if load else nbytes, dma=True)
+        if load:
+            token = issue(info, engine, cycles, (src,), (dst,), dram_read=nbytes, dma=True)
+        else:
+            token = issue(info, engine, cycles, (src,), (dst,), dram_write=nbytes, dma=True)
         if t.numerics:
             dst.array()[...] = src.array()
         regs[r] = token
@@ -127,8 +138,9 @@ def npu_wait(t, op, info):
 
     def run(regs):
         values = [regs[s] for s in tokens]
-        if not all(isinstance(v, Token) for v in values):
-            raise info.error("waits on a value that is not a DMA token")
+        for value in values:
+            if value.__class__ is not Token:
+                raise info.error("waits on a value that is not a DMA token")
         machine.wait(values)
     return run
 
@@ -159,20 +171,31 @@ def npu_matmul(t, op, info):
     slots = t.slots(op.operands)
     accumulate, epilogue = _attr(op, "accumulate"), _epilogue(op)
     machine, target = t.machine, t.target
+    cycles_of = {}  # (m, n, k, int8) -> cycles
+    bias_slot = slots[3] if len(slots) > 3 else None
 
     def run(regs):
         lhs, rhs, out = regs[slots[0]], regs[slots[1]], regs[slots[2]]
-        bias = regs[slots[3]] if len(slots) > 3 else None
-        _require_sram(info, lhs=lhs, rhs=rhs, output=out, bias=bias)
+        bias = regs[bias_slot] if bias_slot is not None else None
+        if (lhs.buffer.space != SRAM or rhs.buffer.space != SRAM or out.buffer.space != SRAM
+                or (bias is not None and bias.buffer.space != SRAM)):
+            _require_sram(info, lhs=lhs, rhs=rhs, output=out, bias=bias)
         if (len(lhs.shape) != 2 or len(rhs.shape) != 2 or lhs.shape[1] != rhs.shape[0]
                 or out.shape != (lhs.shape[0], rhs.shape[1])
                 or (bias is not None and bias.shape != (rhs.shape[1],))):
             raise _shape_error(info, "shapes do not form [M,K] x [K,N] -> [M,N] (+ bias [N])",
                                lhs=lhs, rhs=rhs, output=out, bias=bias)
         (m, k), n = lhs.shape, rhs.shape[1]
-        cycles, _ = costs.gemm_cycles(m, n, k, target, lhs.dtype == np.int8)
-        reads = [lhs, rhs] + ([out] if accumulate else []) + ([bias] if bias else [])
-        machine.run(info, "matrix", cycles, reads, [out], macs=m * n * k)
+        key = (m, n, k, lhs.dtype == np.int8)
+        cycles = cycles_of.get(key)
+        if cycles is None:
+            cycles = cycles_of[key] = costs.gemm_cycles(m, n, k, target, key[3])[0]
+        reads = [lhs, rhs]
+        if accumulate:
+            reads.append(out)
+        if bias is not None:
+            reads.append(bias)
+        machine.run(info, "matrix", cycles, reads, (out,), macs=m * n * k)
         if t.numerics:
             acc = numerics.accumulator_dtype(lhs.dtype)
             product = np.matmul(lhs.array().astype(acc), rhs.array().astype(acc))

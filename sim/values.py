@@ -36,7 +36,8 @@ class Buffer:
     on a burst boundary, so its address is 0 and ranges are per buffer.
     """
 
-    __slots__ = ("data", "nbytes", "space", "address", "name", "origin", "live", "touched")
+    __slots__ = ("data", "nbytes", "space", "address", "name", "origin", "live", "touched",
+                 "range_key")
 
     def __init__(self, nbytes: int, space: int, name: str, origin=None, numerics: bool = True,
                  address: int = 0):
@@ -50,11 +51,8 @@ class Buffer:
         # Function arguments: which bytes were read (bit 0) and written (bit 1),
         # the compulsory DRAM traffic of the roofline.
         self.touched = None
-
-    @property
-    def range_key(self):
-        """Key of the address space that byte ranges of this buffer live in."""
-        return SRAM if self.space == SRAM else self
+        # Key of the address space that byte ranges of this buffer live in.
+        self.range_key = SRAM if space == SRAM else self
 
 
 class MemRef:

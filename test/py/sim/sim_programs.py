@@ -168,3 +168,226 @@ func.func @main(%A: memref<{m}x{k}xf16>, %B: memref<{k}x{n}xf16>, %C: memref<{m}
 }}
 """
     return head + body
+
+
+# -- tiled programs with one or more SRAM buffers per streamed operand ----------------------
+
+def _strides(shape) -> list[int]:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return strides[::-1]
+
+
+class Step:
+    """One tile of a pipelined program: DMA loads into SRAM buffers, one compute
+    op, then DMA stores of results. A buffer is named by (role, version): the
+    version picks one of the role's SRAM copies (version % copies)."""
+
+    def __init__(self, loads, compute, writes, stores=()):
+        self.loads = loads      # [(role, version, arg, offsets, sizes)]
+        self.compute = compute  # fn(view) -> op text; view(role, version, sizes) -> (ssa, type)
+        self.writes = writes    # [(role, version)] the compute op writes
+        self.stores = stores    # [(role, version, arg, offsets, sizes)] after the compute
+
+
+def pipelined(args, pools, steps, buffers: int, resident=()) -> str:
+    """A straight-line program over `steps` with `buffers` SRAM copies of every
+    streamed role (1: load, compute, store in turn; 2: the next step's loads
+    overlap the current compute, its stores the next compute).
+
+    args: [(name, shape, dtype)] DRAM arguments (destination-passing style);
+    pools: {role: (max tile shape, dtype)}; resident: [(role, arg, offsets,
+    sizes)] loaded once before the steps (one copy). DMA engines do not wait
+    for compute: a barrier before each step's stores and prefetches orders them
+    after the previous compute; a compute op first waits for the stores still
+    reading the buffer it writes."""
+    assert buffers in (1, 2, 3)
+    arg_types = {name: (list(shape), dtype) for name, shape, dtype in args}
+    resident_roles = {role for role, *_ in resident}
+    lines, counter = [], [0]
+
+    def fresh(prefix):
+        counter[0] += 1
+        return f"%{prefix}{counter[0]}"
+
+    def copies(role):
+        return 1 if role in resident_roles else buffers
+
+    def sram(role, version, sizes):
+        shape, dtype = pools[role]
+        name = f"%{role}{version % copies(role)}"
+        full = memref(shape, dtype, 1)
+        if list(sizes) == list(shape):
+            return name, full
+        dims = "x".join(map(str, sizes))
+        view_t = (f"memref<{dims}x{MLIR_TYPES[np.dtype(dtype)]}, "
+                  f"strided<[{', '.join(map(str, _strides(shape)))}]>, 1>")
+        view = fresh("s")
+        zeros = ", ".join("0" for _ in shape)
+        ones = ", ".join("1" for _ in shape)
+        lines.append(f"  {view} = memref.subview {name}[{zeros}] [{', '.join(map(str, sizes))}] "
+                     f"[{ones}] : {full} to {view_t}")
+        return view, view_t
+
+    def dram(arg, offsets, sizes):
+        shape, dtype = arg_types[arg]
+        full = memref(shape, dtype)
+        if list(sizes) == shape:
+            return f"%{arg}", full
+        strides = _strides(shape)
+        offset = sum(o * s for o, s in zip(offsets, strides))
+        view_t = (f"memref<{'x'.join(map(str, sizes))}x{MLIR_TYPES[np.dtype(dtype)]}, "
+                  f"strided<[{', '.join(map(str, strides))}], offset: {offset}>>")
+        view = fresh("g")
+        lines.append(f"  {view} = memref.subview %{arg}[{', '.join(map(str, offsets))}] "
+                     f"[{', '.join(map(str, sizes))}] [{', '.join('1' for _ in shape)}] "
+                     f": {full} to {view_t}")
+        return view, view_t
+
+    def load(role, version, arg, offsets, sizes, channel=0):
+        src, src_t = dram(arg, offsets, sizes)
+        dst, dst_t = sram(role, version, sizes)
+        token = fresh("t")
+        lines.append(f'  {token} = "npu.dma_load"({src}, {dst}) {{channel = {channel} : i64}} '
+                     f": ({src_t}, {dst_t}) -> !npu.token")
+        return token
+
+    pending_stores = {}  # (role, copy) -> tokens of stores reading it
+
+    def store(role, version, arg, offsets, sizes):
+        src, src_t = sram(role, version, sizes)
+        dst, dst_t = dram(arg, offsets, sizes)
+        token = fresh("t")
+        lines.append(f'  {token} = "npu.dma_store"({src}, {dst}) {{channel = 1 : i64}} '
+                     f": ({src_t}, {dst_t}) -> !npu.token")
+        pending_stores.setdefault((role, version % copies(role)), []).append(token)
+
+    def wait(tokens):
+        if tokens:
+            lines.append(f'  "npu.wait"({", ".join(tokens)}) : '
+                         f'({", ".join("!npu.token" for _ in tokens)}) -> ()')
+
+    for role, (shape, dtype) in pools.items():
+        for c in range(copies(role)):
+            lines.append(f'  %{role}{c} = "npu.alloc"() : () -> {memref(shape, dtype, 1)}')
+    wait([load(role, 0, arg, offsets, sizes, channel=1)
+          for role, arg, offsets, sizes in resident])
+    loaded = {}
+    for t, step in enumerate(steps):
+        if t:
+            lines.append('  "npu.barrier"() : () -> ()')
+            for spec in steps[t - 1].stores:
+                store(*spec)
+        if buffers == 1 or t == 0:
+            loaded[t] = [load(*spec) for spec in step.loads]
+        if buffers > 1:
+            # Prefetch up to buffers - 1 steps ahead, into copies no running op uses.
+            for ahead in range(t + 1, min(t + buffers, len(steps))):
+                if ahead not in loaded:
+                    loaded[ahead] = [load(*spec) for spec in steps[ahead].loads]
+        wait(loaded.pop(t))
+        for role, version in step.writes:
+            wait(pending_stores.pop((role, version % copies(role)), []))
+        lines.append("  " + step.compute(sram))
+    lines.append('  "npu.barrier"() : () -> ()')
+    for spec in steps[-1].stores:
+        store(*spec)
+    wait([token for tokens in pending_stores.values() for token in tokens])
+    signature = ", ".join(f"%{name}: {memref(shape, dtype)}" for name, shape, dtype in args)
+    return f"func.func @main({signature}) {{\n" + "\n".join(lines) + "\n  return\n}\n"
+
+
+def _tiles(total: int, tile: int):
+    return [(start, min(tile, total - start)) for start in range(0, total, tile)]
+
+
+def pipelined_matmul(m, n, k, tm, tn, tk, buffers, dtype=np.float16, acc=np.float32):
+    """C[m,n] (acc) = A[m,k] @ B[k,n] in tm x tn x tk tiles (partial at the edges),
+    accumulating over k in an SRAM tile of C."""
+    args = [("A", (m, k), dtype), ("B", (k, n), dtype), ("C", (m, n), acc)]
+    pools = {"a": ((tm, tk), dtype), "b": ((tk, tn), dtype), "c": ((tm, tn), acc)}
+    steps = []
+    for out, ((i, mi), (j, nj)) in enumerate((r, c) for r in _tiles(m, tm) for c in _tiles(n, tn)):
+        ks = _tiles(k, tk)
+        for index, (l, kl) in enumerate(ks):
+            t = len(steps)
+
+            def compute(view, t=t, out=out, mi=mi, nj=nj, kl=kl, first=index == 0):
+                (a, a_t), (b, b_t) = view("a", t, (mi, kl)), view("b", t, (kl, nj))
+                c, c_t = view("c", out, (mi, nj))
+                return (f'"npu.matmul"({a}, {b}, {c}) {{accumulate = {str(not first).lower()}, '
+                        f'activation = "none"}} : ({a_t}, {b_t}, {c_t}) -> ()')
+            last = index == len(ks) - 1
+            steps.append(Step(loads=[("a", t, "A", (i, l), (mi, kl)), ("b", t, "B", (l, j), (kl, nj))],
+                              compute=compute, writes=[("c", out)],
+                              stores=[("c", out, "C", (i, j), (mi, nj))] if last else []))
+    return pipelined(args, pools, steps, buffers)
+
+
+def _row_tiled_window_op(h, w, c, out_c, kernel, stride, tile_rows, buffers, dtype, out_dtype,
+                         op_text, weights):
+    """A windowed NHWC op (conv2d or pool2d, no padding) tiled over output rows:
+    each step loads the input rows its windows read (the halo included)."""
+    oh, ow = (h - kernel) // stride + 1, (w - kernel) // stride + 1
+    args = [("X", (1, h, w, c), dtype)]
+    pools = {"x": ((1, (tile_rows - 1) * stride + kernel, w, c), dtype),
+             "y": ((1, tile_rows, ow, out_c), out_dtype)}
+    resident = []
+    if weights:
+        args.append(("W", (kernel, kernel, c, out_c), dtype))
+        pools["w"] = ((kernel, kernel, c, out_c), dtype)
+        resident = [("w", "W", (0, 0, 0, 0), (kernel, kernel, c, out_c))]
+    args.append(("Y", (1, oh, ow, out_c), out_dtype))
+    steps = []
+    for t, (r, rows) in enumerate(_tiles(oh, tile_rows)):
+        in_rows = (rows - 1) * stride + kernel
+
+        def compute(view, t=t, rows=rows, in_rows=in_rows):
+            x, x_t = view("x", t, (1, in_rows, w, c))
+            y, y_t = view("y", t, (1, rows, ow, out_c))
+            return op_text(x, x_t, y, y_t, view)
+        steps.append(Step(loads=[("x", t, "X", (0, r * stride, 0, 0), (1, in_rows, w, c))],
+                          compute=compute, writes=[("y", t)],
+                          stores=[("y", t, "Y", (0, r, 0, 0), (1, rows, ow, out_c))]))
+    return pipelined(args, pools, steps, buffers, resident)
+
+
+def pipelined_conv2d(h, w, c, f, kernel, stride, tile_rows, buffers, dtype=np.float16,
+                     acc=np.float32):
+    """Y = conv2d(X[1,h,w,c], W[k,k,c,f]) (valid, strided), W resident, output rows tiled."""
+    def op_text(x, x_t, y, y_t, view):
+        wt, w_t = view("w", 0, (kernel, kernel, c, f))
+        return (f'"npu.conv2d"({x}, {wt}, {y}) {{accumulate = false, activation = "none", '
+                f"strides = array<i64: {stride}, {stride}>, dilations = array<i64: 1, 1>}} "
+                f": ({x_t}, {w_t}, {y_t}) -> ()")
+    return _row_tiled_window_op(h, w, c, f, kernel, stride, tile_rows, buffers, dtype, acc,
+                                op_text, weights=True)
+
+
+def pipelined_pool2d(kind, h, w, c, window, stride, tile_rows, buffers, dtype=np.float16):
+    """Y = pool2d(X[1,h,w,c]) (kind max or avg, valid), output rows tiled."""
+    def op_text(x, x_t, y, y_t, view):
+        return (f'"npu.pool2d"({x}, {y}) {{kind = "{kind}", window = array<i64: {window}, '
+                f"{window}>, strides = array<i64: {stride}, {stride}>}} : ({x_t}, {y_t}) -> ()")
+    return _row_tiled_window_op(h, w, c, c, window, stride, tile_rows, buffers, dtype, dtype,
+                                op_text, weights=False)
+
+
+def pipelined_elementwise(kind, rows, cols, tr, tc, buffers, dtype=np.float16):
+    """Y[rows,cols] = X (kind) bias[cols] (broadcast over rows), in tr x tc tiles."""
+    args = [("X", (rows, cols), dtype), ("Bias", (cols,), dtype), ("Y", (rows, cols), dtype)]
+    pools = {"x": ((tr, tc), dtype), "v": ((tc,), dtype), "y": ((tr, tc), dtype)}
+    steps = []
+    for t, ((i, ri), (j, cj)) in enumerate((r, c) for r in _tiles(rows, tr)
+                                           for c in _tiles(cols, tc)):
+        def compute(view, t=t, ri=ri, cj=cj):
+            (x, x_t), (v, v_t), (y, y_t) = (view("x", t, (ri, cj)), view("v", t, (cj,)),
+                                            view("y", t, (ri, cj)))
+            return (f'"npu.elementwise"({x}, {v}, {y}) {{kind = "{kind}"}} '
+                    f": ({x_t}, {v_t}, {y_t}) -> ()")
+        steps.append(Step(loads=[("x", t, "X", (i, j), (ri, cj)), ("v", t, "Bias", (j,), (cj,))],
+                          compute=compute, writes=[("y", t)],
+                          stores=[("y", t, "Y", (i, j), (ri, cj))]))
+    return pipelined(args, pools, steps, buffers)

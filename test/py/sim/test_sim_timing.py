@@ -157,6 +157,7 @@ def test_report_contract():
     result = simulate(tiled_matmul(100, 72, 80, 32, 32, 48), trace=True, filename="prog.mlir")
     report = result.report
     assert REPORT_KEYS <= set(report) and report["version"] == 1
+    assert report["entry"] == "main" and not report["timing_only"]
     assert set(report["engines"]) == {"matrix", "vector", "dma0", "dma1", "fallback"}
     for engine in report["engines"].values():
         assert set(engine) == {"busy_cycles", "utilization"}
