@@ -150,9 +150,11 @@ _CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
         "gt": np.greater, "ge": np.greater_equal}
 
 
-def _compile_vector_body(block: ir.Block, info):
+def _compile_vector_body(block: ir.Block, info, outer_slot):
     """Translate a linalg body into closures over numpy arrays.
-    Returns (run(args, dims) -> yielded values, number of ops)."""
+    Returns (run(args, dims, regs) -> yielded values, number of ops); values
+    the body captures from the enclosing region are read from `regs` through
+    `outer_slot` (the translator's register of a value)."""
     from .ops_builtin import _FLOAT_PREDICATES, _INT_PREDICATES
 
     slots: dict = {}
@@ -161,6 +163,7 @@ def _compile_vector_body(block: ir.Block, info):
         return slots.setdefault(v, len(slots))
 
     arg_slots = [slot(a) for a in block.arguments]
+    defined = set(arg_slots)
     steps, yields = [], []
     for op in block.operations:
         name = op.operation.name
@@ -169,6 +172,7 @@ def _compile_vector_body(block: ir.Block, info):
             continue
         ins = [slot(v) for v in op.operands]
         out = slot(op.results[0])
+        defined.add(out)
         dtype = _result_dtype(op)
         if name == "arith.constant":
             value = op.attributes["value"]
@@ -197,11 +201,15 @@ def _compile_vector_body(block: ir.Block, info):
         else:
             raise info.error(f"the simulator cannot evaluate '{name}' in a linalg body")
     n_ops = len(steps)
+    captured = [(inner, outer_slot(value)) for value, inner in slots.items()
+                if inner not in defined]
 
-    def run(args, dims):
+    def run(args, dims, regs):
         env = [None] * len(slots)
         for s, a in zip(arg_slots, args):
             env[s] = a
+        for inner, outer in captured:
+            env[inner] = regs[outer]
         for fn, ins, out in steps:
             env[out] = fn(dims) if ins is None else fn(*[env[i] for i in ins])
         return [env[y] for y in yields]
@@ -235,7 +243,7 @@ def linalg_generic(t, op, info):
         raise info.error("cannot infer the loop sizes from the indexing maps")
     ins, outs = _ins_outs(t, op)
     n_in = len(ins)
-    body, n_ops = _compile_vector_body(op.regions[0].blocks[0], info)
+    body, n_ops = _compile_vector_body(op.regions[0].blocks[0], info, t.slot)
     has_mul = any(o.operation.name in ("arith.mulf", "arith.muli")
                   for o in op.regions[0].blocks[0].operations)
     target = t.target
@@ -270,7 +278,7 @@ def linalg_generic(t, op, info):
                 dims[d] = i
             if values is None:
                 values = [gather(k) for k in range(n_in, len(operands))]
-            values = body([gather(k) for k in range(n_in)] + values, dims)
+            values = body([gather(k) for k in range(n_in)] + values, dims, regs)
         for d in reduction:
             dims[d] = 0
         for k, value in zip(range(n_in, len(operands)), values):

@@ -104,11 +104,18 @@ class Reporter:
                                [Diagnostic("note", note, other.location) for other, note in notes])
 
 
+def operations(block: ir.Block):
+    """The ops of a block as ir.Operation: an OpView's `.name` may be one of
+    its attributes (memref.get_global's symbol), not the op name."""
+    return [op.operation for op in block.operations]
+
+
 def walk_ops(op):
     """Every op nested in `op`, in pre-order (program order)."""
     for region in op.regions:
         for block in region.blocks:
             for nested in block.operations:
+                nested = nested.operation  # an OpView's .name may be an attribute
                 yield nested
                 yield from walk_ops(nested)
 
@@ -517,7 +524,7 @@ def token_reaches_wait(token: ir.Value) -> bool:
             continue
         seen.add(value)
         for use in value.uses:
-            if use.owner.name == "npu.wait":
+            if use.owner.operation.name == "npu.wait":
                 return True
             work.extend(token_destinations(use.owner, use.operand_number))
     return False
@@ -537,7 +544,7 @@ def token_sources(token: ir.Value) -> list:
             continue
         seen.add(value)
         if isinstance(value, ir.OpResult):
-            owner, index = value.owner, value.result_number
+            owner, index = value.owner.operation, value.result_number
             if owner.name in DMA_OPS:
                 sources.append(owner)
             elif owner.name == "scf.for":
@@ -547,7 +554,7 @@ def token_sources(token: ir.Value) -> list:
                 work += [yielded(region, index) for region in owner.regions
                          if len(region.blocks)]
         elif isinstance(value, ir.BlockArgument):
-            loop = value.owner.owner
+            loop = value.owner.owner.operation
             if loop.name == "scf.for" and value.arg_number >= 1:
                 index = value.arg_number - 1
                 work += [loop.operands[SCF_FOR_INIT_OPERANDS + index],
@@ -557,7 +564,7 @@ def token_sources(token: ir.Value) -> list:
 
 def root_buffer(value: ir.Value) -> ir.Value:
     """The buffer a memref value views: an npu.alloc result or a block argument."""
-    while isinstance(value, ir.OpResult) and value.owner.name in VIEW_OPS:
+    while isinstance(value, ir.OpResult) and value.owner.operation.name in VIEW_OPS:
         value = value.owner.operands[0]
     return value
 
@@ -601,6 +608,9 @@ def check_access(op, index: int, reads: bool, writes: bool,
     on_buffer = [entry for entry in pending.values() if entry.buffer == buffer]
     loads = [entry.dma for entry in on_buffer if entry.is_load]
     stores = [entry.dma for entry in on_buffer if not entry.is_load]
+    if not loads and not (stores and writes):
+        return
+    # get_name() prints the function to number values: only for an error.
     described = f"SRAM buffer {buffer.get_name()} ({operand_name(op, index)})"
     if loads:
         verb = "reads" if reads else "writes"
@@ -647,11 +657,11 @@ def check_dma_hazards(block: ir.Block, inherited: dict[ir.Value, PendingDma],
     iteration), which a wait on the iter_arg completes.
     """
     pending = dict(inherited)
-    if block.owner is not None and block.owner.name == "scf.for":
+    if block.owner is not None and block.owner.operation.name == "scf.for":
         for argument in list(block.arguments)[1:]:
             if is_token(argument):
                 add_pending(pending, argument)
-    for op in block.operations:
+    for op in operations(block):
         if op.name == "npu.dealloc":
             check_dealloc(op, pending, report)
         for index, reads, writes in memory_accesses(op):
@@ -669,7 +679,7 @@ def check_dma_after_compute(block: ir.Block, running: dict[ir.Value, list], repo
     writing) races with it. `running` maps buffer roots to (op, writes) pairs;
     returns the state at the end of the block."""
     running = {buffer: list(users) for buffer, users in running.items()}
-    for op in block.operations:
+    for op in operations(block):
         if op.name == "npu.barrier":
             running.clear()
         elif op.name in DMA_OPS:
@@ -741,7 +751,7 @@ class LifetimeNumbering:
 
     def visit(self, block: ir.Block) -> None:
         in_block = []
-        for op in block.operations:
+        for op in operations(block):
             self.last_number += 1
             if op.name == "npu.alloc":
                 buffer = placed_buffer(op, self.last_number)

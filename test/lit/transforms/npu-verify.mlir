@@ -167,3 +167,21 @@ func.func @vector_unit$shapes(%in: memref<1x17x17x32xf16, 1>, %dw: memref<3x3x32
   "npu.requantize"(%q_acc, %q_out) {scale = 0.0125 : f64, zero_point = 3 : i64} : (memref<1x4x4x16xi32, 1>, memref<1x4x4x16xi8, 1>) -> ()
   return
 }
+
+// -----
+
+// Ops whose Python view has a `name` attribute (memref.get_global) are walked
+// by their op name like any other.
+
+// CHECK-LABEL: func.func @weights$from_a_global
+// CHECK:         memref.get_global @weights
+memref.global "private" constant @weights : memref<4x8xf16> = dense<1.0>
+func.func @weights$from_a_global() {
+  %w = memref.get_global @weights : memref<4x8xf16>
+  %view = memref.subview %w[0, 0] [2, 8] [1, 1] : memref<4x8xf16> to memref<2x8xf16, strided<[8, 1]>>
+  %buffer = "npu.alloc"() {offset = 0 : i64} : () -> memref<2x8xf16, 1>
+  %t = "npu.dma_load"(%view, %buffer) {channel = 0 : i64} : (memref<2x8xf16, strided<[8, 1]>>, memref<2x8xf16, 1>) -> !npu.token
+  "npu.wait"(%t) : (!npu.token) -> ()
+  "npu.dealloc"(%buffer) : (memref<2x8xf16, 1>) -> ()
+  return
+}

@@ -287,3 +287,36 @@ def test_scalar_control_flow_and_arithmetic():
     # -2 * 4 + (-3 floordiv 2 = -2) + (-1) = -11.
     assert tr == -11
     assert e == np.float32(np.float16(x)) and wrap == -2147483648 and lt == (float(np.float16(x)) < float(np.float32(x)))
+
+
+def test_linalg_generic_reads_values_captured_from_the_function():
+    # A global-average-pool as bufferization leaves it: a reduction, then a
+    # division by a constant defined outside the generic's body.
+    program = """
+    #in = affine_map<(n, c, h, w) -> (n, c, h, w)>
+    #acc = affine_map<(n, c, h, w) -> (n, c)>
+    #id = affine_map<(n, c) -> (n, c)>
+    func.func @main(%x: memref<2x3x4x5xf32>) -> memref<2x3xf32> {
+      %zero = arith.constant 0.0 : f32
+      %count = arith.constant 20.0 : f32
+      %sum = memref.alloc() : memref<2x3xf32>
+      linalg.fill ins(%zero : f32) outs(%sum : memref<2x3xf32>)
+      linalg.generic {indexing_maps = [#in, #acc],
+                      iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+          ins(%x : memref<2x3x4x5xf32>) outs(%sum : memref<2x3xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %s = arith.addf %in, %out : f32
+        linalg.yield %s : f32
+      }
+      %mean = memref.alloc() : memref<2x3xf32>
+      linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+          ins(%sum : memref<2x3xf32>) outs(%mean : memref<2x3xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %m = arith.divf %in, %count : f32
+        linalg.yield %m : f32
+      }
+      return %mean : memref<2x3xf32>
+    }"""
+    x = np.random.default_rng(3).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    (mean,) = simulate(program, [x]).outputs
+    np.testing.assert_allclose(mean, x.mean(axis=(2, 3)), rtol=1e-5)
