@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import __version__
 from ..target import NpuTarget, TargetError, parse_target
-from .common import CommandLineError, ToolArgumentParser, normalize_argv, run_tool
+from .common import CommandLineError, ToolArgumentParser, normalize_argv, run_tool, write_output
 
 # Default tolerances of --check by output element type.
 TOLERANCES = {np.dtype(np.float32): (1e-4, 1e-5), np.dtype(np.float16): (2e-2, 1e-2),
@@ -81,14 +81,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _write(path: str, text: str) -> None:
-    if path == "-":
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-        return
-    try:
-        with open(path, "w") as stream:
-            stream.write(text)
-    except OSError as error:
-        raise CommandLineError(f"cannot write '{path}': {error.strerror}") from None
+    write_output(path, text if path != "-" or text.endswith("\n") else text + "\n")
 
 
 def _compile(args, progress: Progress):

@@ -48,6 +48,18 @@ def read_input(path: str) -> tuple[str, str]:
         raise CommandLineError(f"cannot read input file: {reason}", f"{path}:1:1") from None
 
 
+def write_output(path: str, text: str) -> None:
+    """Write `text` to a file, or to stdout for '-'."""
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        with open(path, "w") as stream:
+            stream.write(text)
+    except OSError as error:
+        raise CommandLineError(f"cannot write output file '{path}': {error.strerror}") from None
+
+
 def run_tool(name: str, run, argv: list[str]) -> int:
     try:
         return run(argv)

@@ -24,7 +24,8 @@ from ..passes import PassContext, lookup_pass, registered_passes
 from ..pipeline import named_pipeline, run_pipeline
 from ..target import NpuTarget, TargetError, parse_target
 from ..verify_diagnostics import parse_expectations, verify
-from .common import CommandLineError, ToolArgumentParser, normalize_argv, read_input
+from .common import (CommandLineError, ToolArgumentParser, normalize_argv, read_input,
+                     write_output)
 
 SPLIT_MARKER = "// -----"
 
@@ -176,17 +177,6 @@ def run(argv: list[str]) -> int:
     if status == 0 or not args.verify_diagnostics:
         write_output(args.output, f"\n{SPLIT_MARKER}\n".join(outputs))
     return status
-
-
-def write_output(path: str, text: str) -> None:
-    if path == "-":
-        sys.stdout.write(text)
-        return
-    try:
-        with open(path, "w") as stream:
-            stream.write(text)
-    except OSError as error:
-        raise CommandLineError(f"cannot write output file '{path}': {error.strerror}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
