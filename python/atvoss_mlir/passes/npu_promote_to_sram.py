@@ -219,8 +219,10 @@ class Staged:
 
 
 class TileProgram:
-    def __init__(self, problem: TilingProblem, schedule: Schedule, stages: int, target):
+    def __init__(self, problem: TilingProblem, schedule: Schedule, stages: int, target,
+                 after_fallback: bool = False):
         self.problem = problem
+        self.after_fallback = after_fallback
         self.schedule = schedule
         self.target = target
         self.tiles = list(schedule.tiles)
@@ -644,9 +646,28 @@ class TileProgram:
             for buffer in staged.buffers:
                 npu.FillOp(buffer, operand.pad_value)
                 filled = True
-        if filled or self.constants or getattr(self, "window_count", None) is not None:
-            # The fills run on the vector unit; only a barrier orders DMAs after them.
+        if filled or self.constants or getattr(self, "window_count", None) is not None \
+                or self.after_fallback:
+            # The fills run on the vector unit and a fallback op before this program
+            # may still be writing its input: only a barrier orders DMAs after them.
             npu.BarrierOp()
+
+
+def fallback_may_be_running(op, absorbed: list) -> bool:
+    """Whether an op left on the fallback engine (a linalg op or a memref.copy on
+    DRAM) precedes `op` in its block with no npu.barrier in between."""
+    skipped = {absorbed_op.operation for absorbed_op in absorbed}
+    running = False
+    for sibling in op.operation.block.operations:
+        sibling = sibling.operation
+        if sibling == op.operation:
+            return running
+        if sibling.name == "npu.barrier":
+            running = False
+        elif (sibling.name.startswith("linalg.") or sibling.name == "memref.copy") \
+                and sibling not in skipped:
+            running = True
+    return running
 
 
 def schedule_of(op, problem: TilingProblem) -> Schedule | None:
@@ -681,9 +702,11 @@ class NpuPromoteToSram(ModulePass):
                     context.diagnostics.error(op.location, f"'{op.name}' has malformed "
                                                            f"{TILE_SIZES_ATTR}/{LOOP_ORDER_ATTR}")
                     continue
-                with op.location, ir.InsertionPoint(op):
-                    TileProgram(problem, schedule, target.pipeline_stages, target).emit()
                 absorbed = problem.absorbed_ops
+                after_fallback = fallback_may_be_running(op, absorbed)
+                with op.location, ir.InsertionPoint(op):
+                    TileProgram(problem, schedule, target.pipeline_stages, target,
+                                after_fallback).emit()
                 op.erase()
                 for absorbed_op in absorbed:
                     absorbed_op.erase()

@@ -104,3 +104,29 @@ func.func @conv$padded(%x: memref<1x16x16x8xf16>, %w: memref<3x3x8x8xf16>) -> me
     ins(%padded, %w : memref<1x18x18x8xf16>, memref<3x3x8x8xf16>) outs(%y : memref<1x16x16x8xf32>)
   return %y : memref<1x16x16x8xf32>
 }
+
+// -----
+
+// An op left on the fallback engine writes the matmul's input. DMA engines do
+// not wait for compute, so the tile program starts with a barrier before its
+// first DMA.
+
+// CHECK-LABEL: func.func @matmul$after_fallback
+// CHECK:         linalg.generic
+// CHECK:         "npu.alloc"
+// CHECK-NOT:     "npu.dma_load"
+// CHECK:         "npu.barrier"()
+// CHECK:         "npu.dma_load"
+func.func @matmul$after_fallback(%a: memref<64x32xf16>, %b: memref<32x32xf16>, %c: memref<64x32xf32>) {
+  %e = memref.alloc() : memref<64x32xf16>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<64x32xf16>) outs(%e : memref<64x32xf16>) {
+  ^bb0(%x: f16, %y: f16):
+    %r = math.exp %x : f16
+    linalg.yield %r : f16
+  }
+  linalg.matmul {npu.tile_sizes = array<i64: 64, 32, 32>, npu.loop_order = array<i64: 0, 1, 2>}
+    ins(%e, %b : memref<64x32xf16>, memref<32x32xf16>) outs(%c : memref<64x32xf32>)
+  return
+}
