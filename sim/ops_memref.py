@@ -94,8 +94,36 @@ def memref_dealloc(t, op, info):
     return run
 
 
-def _dropped_dims(source_rank: int, static_sizes, result_shape) -> list[int]:
-    """Which unit dimensions a rank-reducing subview drops (greedy, left to right)."""
+def _dropped_dims(op, static_sizes, static_strides) -> list[int]:
+    """Which unit dimensions a rank-reducing subview drops. Like MLIR, the strides
+    of the result type decide: a unit dimension is dropped when the result has
+    fewer dimensions of its stride than the source ([1, 4, 16, 1] -> [1, 4, 16]
+    keeps the leading unit dimension when the result's last stride is 1)."""
+    result_type = ir.MemRefType(op.results[0].type)
+    drops = len(static_sizes) - result_type.rank
+    if drops == 0:
+        return []
+    source_strides, _ = ir.MemRefType(op.operands[0].type).get_strides_and_offset()
+    result_strides, _ = result_type.get_strides_and_offset()
+    strides = [stride * step for stride, step in zip(source_strides, static_strides)]
+    if DYNAMIC not in source_strides + result_strides + list(static_strides):
+        unmatched = {}
+        for stride in strides:
+            unmatched[stride] = unmatched.get(stride, 0) + 1
+        for stride in result_strides:
+            unmatched[stride] = unmatched.get(stride, 0) - 1
+        dropped = []
+        for i, size in enumerate(static_sizes):
+            if size == 1 and unmatched.get(strides[i], 0) > 0:
+                dropped.append(i)
+                unmatched[strides[i]] -= 1
+        if len(dropped) == drops:
+            return dropped
+    return _leftmost_unit_dims(len(static_sizes), static_sizes, result_type.shape)
+
+
+def _leftmost_unit_dims(source_rank: int, static_sizes, result_shape) -> list[int]:
+    """The unit dimensions a rank-reducing subview drops, greedy from the left."""
     drops = source_rank - len(result_shape)
     dropped, j = [], 0
     for i, size in enumerate(static_sizes):
@@ -120,8 +148,8 @@ def memref_subview(t, op, info):
     attrs = op.attributes
     source = t.slot(op.operands[0])
     static_sizes = list(ir.DenseI64ArrayAttr(attrs["static_sizes"]))
-    result_shape = ir.MemRefType(op.results[0].type).shape
-    dropped = set(_dropped_dims(len(static_sizes), static_sizes, result_shape))
+    dropped = set(_dropped_dims(op, static_sizes,
+                                list(ir.DenseI64ArrayAttr(attrs["static_strides"]))))
     (r,) = t.slots(op.results)
 
     def terms(static, dynamic_values):

@@ -320,3 +320,17 @@ def test_linalg_generic_reads_values_captured_from_the_function():
     x = np.random.default_rng(3).standard_normal((2, 3, 4, 5)).astype(np.float32)
     (mean,) = simulate(program, [x]).outputs
     np.testing.assert_allclose(mean, x.mean(axis=(2, 3)), rtol=1e-5)
+
+
+def test_rank_reducing_subview_drops_the_unit_dim_its_strides_name():
+    # [1, 2, 3, 1] -> [1, 2, 3] with strides [6, 3, 1]: the trailing unit dim goes.
+    program = """
+    func.func @main(%a: memref<1x2x3x1xf32>, %b: memref<1x2x3xf32>) {
+      %v = memref.subview %a[0, 0, 0, 0] [1, 2, 3, 1] [1, 1, 1, 1]
+          : memref<1x2x3x1xf32> to memref<1x2x3xf32, strided<[6, 3, 1]>>
+      memref.copy %v, %b : memref<1x2x3xf32, strided<[6, 3, 1]>> to memref<1x2x3xf32>
+      return
+    }"""
+    a = uniform((1, 2, 3, 1), np.float32)
+    out = simulate(program, [a, np.zeros((1, 2, 3), np.float32)]).outputs[1]
+    np.testing.assert_array_equal(out, a.reshape(1, 2, 3))
