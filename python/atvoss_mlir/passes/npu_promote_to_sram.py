@@ -469,8 +469,9 @@ class TileProgram:
             self.emit_conv(t, index, out, accumulate, activation, clip_min, clip_max)
         elif kind == "depthwise_conv2d":
             details = self.problem.details
+            bias = view("bias") if "bias" in self.staged else None
             npu.DepthwiseConv2dOp(view("input"), view("filter"), out, details["strides"],
-                                  details["dilations"], self.activation,
+                                  details["dilations"], self.activation, bias=bias,
                                   clip_min=self.clip[0], clip_max=self.clip[1])
         elif kind == "pool2d":
             details = self.problem.details

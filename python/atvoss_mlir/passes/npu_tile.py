@@ -334,6 +334,24 @@ def check_matrix_types(lhs, rhs, out) -> None:
         raise Unsupported(f"the matrix unit cannot produce {c} from {a} inputs")
 
 
+def init_bias(op, output: ir.Value, channels: int):
+    """(broadcast, bias) when a linalg.broadcast of a per-channel bias[C] fills
+    the fresh NHWC `output` right before `op` (how the importer adds a conv bias)."""
+    if not isinstance(output, ir.OpResult) or output.owner.name != "memref.alloc":
+        return None
+    for previous in ops_before(op):
+        if previous.name == "linalg.broadcast" and ins_outs(previous)[1][0] == output:
+            (bias,), _ = ins_outs(previous)
+            added = list(ir.DenseI64ArrayAttr(previous.attributes["dimensions"]))
+            if added != [0, 1, 2] or list(ir.MemRefType(bias.type).shape) != [channels] \
+                    or type_name(bias) != type_name(output):
+                return None
+            return previous, bias
+        if any(operand == output for operand in previous.operands) or len(previous.regions):
+            return None
+    return None
+
+
 def output_init(problem: TilingProblem) -> TilingProblem:
     """Fold a constant fill of the output buffer into the tiled op."""
     found = init_fill(problem.op, problem.output.value)
@@ -478,6 +496,12 @@ def depthwise_problem(op, target) -> TilingProblem:
         lambda t: vector_cycles(t[0] * t[1] * t[2] * t[3], target, kh * kw),
         details={"strides": strides, "dilations": dilations})
     problem.absorbed_ops += absorbed
+    bias = init_bias(op, out, channels)
+    if bias is not None:
+        # The output starts as the broadcast bias: npu.depthwise_conv2d adds it.
+        problem.absorbed_ops.append(bias[0])
+        problem.operands.insert(2, OperandTile("bias", bias[1], (Tiled(3),)))
+        return problem
     return overwriting_output(output_init(problem), 0.0)
 
 
@@ -702,8 +726,16 @@ def check_broadcasts(steps, operands, rank) -> None:
 
 
 def fill_problem(op, target) -> TilingProblem:
-    (value,), (out,) = ins_outs(op)
-    constant = constant_value(value)
+    """linalg.fill, or a linalg.map of no inputs yielding a constant (how a
+    tensor.pad's padding bufferizes when no window op absorbs it)."""
+    if op.name == "linalg.map":
+        body = list(op.regions[0].blocks[0].operations)
+        if len(op.opview.inputs) or len(body) != 1:
+            raise Unsupported("a linalg.map with inputs or a computed value")
+        constant, out = constant_value(body[0].operands[0]), op.opview.init
+    else:
+        (value,), (out,) = ins_outs(op)
+        constant = constant_value(value)
     if constant is None:
         raise Unsupported("a fill with a non-constant value")
     shape = static_shape(out, "output")
@@ -759,6 +791,7 @@ PROBLEMS = {
     "linalg.pooling_nhwc_sum": pool_problem,
     "linalg.generic": elementwise_problem,
     "linalg.fill": fill_problem,
+    "linalg.map": fill_problem,
     "linalg.transpose": transpose_problem,
     "linalg.broadcast": broadcast_problem,
     **{name: elementwise_problem for name in NAMED_BINARY},

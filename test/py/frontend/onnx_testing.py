@@ -37,16 +37,17 @@ _NP_TO_ONNX = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): Tens
 
 
 def model(nodes, inputs: dict, outputs: dict, initializers: dict | None = None, opset: int = 17,
-          initializers_as_inputs: bool = False) -> onnx.ModelProto:
-    """inputs/outputs: name -> shape (float32); initializers: name -> array."""
+          initializers_as_inputs: bool = False, dtype=np.float32) -> onnx.ModelProto:
+    """inputs/outputs: name -> shape (of `dtype`); initializers: name -> array."""
     initializers = initializers or {}
-    graph_inputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs.items()]
+    element_type = _NP_TO_ONNX[np.dtype(dtype)]
+    graph_inputs = [helper.make_tensor_value_info(n, element_type, s) for n, s in inputs.items()]
     if initializers_as_inputs:
         graph_inputs += [helper.make_tensor_value_info(n, _NP_TO_ONNX[v.dtype], list(v.shape))
                          for n, v in initializers.items()]
     graph = helper.make_graph(
         nodes, "test", graph_inputs,
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in outputs.items()],
+        [helper.make_tensor_value_info(n, element_type, s) for n, s in outputs.items()],
         [numpy_helper.from_array(v, n) for n, v in initializers.items()])
     ir_version = 3 if initializers_as_inputs else 8
     made = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
@@ -55,13 +56,13 @@ def model(nodes, inputs: dict, outputs: dict, initializers: dict | None = None, 
 
 
 def single(op_type, inputs: dict, output_shape, attributes=None, initializers=None, opset=17,
-           extra_inputs=(), name="node0"):
+           extra_inputs=(), name="node0", dtype=np.float32):
     """A model of one node reading `inputs` (runtime), then `initializers`/`extra_inputs`
     (names, "" for an absent optional input) in that order."""
     initializers = initializers or {}
     names = list(inputs) + list(initializers) + list(extra_inputs)
     node = helper.make_node(op_type, names, ["y"], name=name, **(attributes or {}))
-    return model([node], inputs, {"y": output_shape}, initializers, opset)
+    return model([node], inputs, {"y": output_shape}, initializers, opset, dtype=dtype)
 
 
 def reference(onnx_model, feeds: dict) -> list[np.ndarray]:
