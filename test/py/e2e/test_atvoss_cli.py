@@ -1,0 +1,164 @@
+"""The atvoss command line on ONNX models (subprocess for exit codes and
+error output, in-process for the rest) and the compile API's errors:
+located errors naming the node, corrupt files, --check verdicts, the JSON
+report, --inputs/--outputs .npz files, and `import` output read back by
+atvoss-opt."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper
+
+import atvoss_mlir
+from atvoss_mlir.diagnostics import DiagnosticError
+from atvoss_mlir.tools.atvoss import main as atvoss_main
+from atvoss_mlir.tools.opt import main as opt_main
+from e2e_testing import EXAMPLES, REPOSITORY
+from onnx_testing import model, randn, single
+
+# Keys of the simulator's JSON report (sim/report.py, version 1).
+REPORT_KEYS = {"version", "entry", "target", "timing_only", "total_cycles", "macs",
+               "roofline_cycles", "roofline_ratio", "dram_read_bytes", "dram_write_bytes",
+               "compulsory_dram_bytes", "sram_peak_bytes", "sram_capacity_bytes",
+               "sram_occupancy", "engines", "ops"}
+
+
+def atvoss(*args, cwd=None) -> subprocess.CompletedProcess:
+    script = os.path.join(os.path.dirname(sys.executable), "atvoss")
+    command = [script] if os.path.exists(script) else [sys.executable, "-m",
+                                                        "atvoss_mlir.tools.atvoss"]
+    environment = {key: value for key, value in os.environ.items() if key != "ATVOSS_DEBUG"}
+    return subprocess.run(command + list(args), capture_output=True, text=True, cwd=cwd,
+                          env=environment, timeout=300)
+
+
+@pytest.fixture
+def models(tmp_path):
+    """A few model files in tmp_path; returns name -> path."""
+    unsupported = model([helper.make_node("Relu", ["x"], ["r"], name="first_relu"),
+                         helper.make_node("CumSum", ["r", "axis"], ["y"], name="running_total")],
+                        {"x": [3, 5]}, {"y": [3, 5]}, {"axis": np.asarray(1, np.int64)})
+    built = {
+        "unsupported.onnx": unsupported,
+        "softmax_fp16.onnx": single("Softmax", {"x": [3, 17]}, [3, 17], {"axis": -1},
+                                    dtype=np.float16),
+        "matmul.onnx": single("MatMul", {"a": [3, 5], "b": [5, 4]}, [3, 4]),
+    }
+    paths = {}
+    for name, onnx_model in built.items():
+        paths[name] = str(tmp_path / name)
+        onnx.save(onnx_model, paths[name])
+    paths["corrupt.onnx"] = str(tmp_path / "corrupt.onnx")
+    with open(paths["corrupt.onnx"], "wb") as stream:
+        stream.write(b"\x08\x07 this is not a protobuf \xff\xff")
+    return paths
+
+
+# -- errors ----------------------------------------------------------------------------------
+
+def test_unsupported_op_is_a_located_error_naming_the_node(models, tmp_path):
+    result = atvoss("run", "unsupported.onnx", "--check", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert re.search(r"^unsupported\.onnx:2:1: error: node 'running_total': op type 'CumSum'",
+                     result.stderr, re.MULTILINE), result.stderr
+    with pytest.raises(DiagnosticError) as caught:
+        atvoss_mlir.compile(models["unsupported.onnx"])
+    (diagnostic,) = caught.value.diagnostics
+    assert "running_total" in diagnostic.message and "CumSum" in diagnostic.message
+    assert diagnostic.resolved_position().line == 2
+
+
+def test_corrupt_and_missing_files_are_clear_errors(models, tmp_path):
+    result = atvoss("run", "corrupt.onnx", cwd=tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "corrupt.onnx:1:1: error: cannot read ONNX model: the file is not a valid ONNX " \
+           "protobuf" in result.stderr
+    result = atvoss("compile", "missing.onnx", cwd=tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "missing.onnx:1:1: error: cannot read ONNX model" in result.stderr
+    with pytest.raises(DiagnosticError, match="not a valid ONNX protobuf"):
+        atvoss_mlir.compile(models["corrupt.onnx"])
+
+
+def test_inputs_of_the_wrong_shape_are_a_clear_error(models, tmp_path, capsys):
+    np.savez(tmp_path / "wrong.npz", x=np.zeros((2, 2), np.float16))
+    assert atvoss_main(["run", models["softmax_fp16.onnx"], "--check", "-q", "--inputs",
+                        str(tmp_path / "wrong.npz")]) == 1
+    assert "expects shape 3x17, the input has shape 2x2" in capsys.readouterr().err
+
+
+# -- --check and the report ------------------------------------------------------------------
+
+def test_run_check_on_the_bundled_example(tmp_path):
+    result = atvoss("run", os.path.join("examples", "small_cnn.onnx"), "--check",
+                    cwd=REPOSITORY)
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^check logits: .*\(ok\)$", result.stderr, re.MULTILINE)
+    assert "total cycles" in result.stdout
+
+
+def test_check_fails_outside_the_tolerance(models, capsys):
+    path = models["softmax_fp16.onnx"]
+    assert atvoss_main(["run", path, "--check", "-q", "--report", "json"]) == 0
+    within = json.loads(capsys.readouterr().out)["check"]["y"]
+    assert within["ok"] and 0 < within["max_abs_error"] < 1e-2
+    # fp16 rounding differs from onnxruntime's in the last bits: exact equality fails.
+    assert atvoss_main(["run", path, "--check", "-q", "--report", "json", "--rtol", "0",
+                        "--atol", "0"]) == 1
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["check"]["y"]["ok"] is False
+    assert "(MISMATCH)" in captured.err
+    assert f"{path}: error: outputs differ from onnxruntime beyond the tolerance" in captured.err
+
+
+def test_json_report_has_the_simulator_contract_and_the_check(capsys):
+    path = os.path.join(EXAMPLES, "transformer_block.onnx")
+    assert atvoss_main(["run", path, "--check", "-q", "--report", "json", "--seed", "3"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert REPORT_KEYS <= set(report)
+    check = report["check"]["output"]
+    assert {"max_abs_error", "max_rel_error", "ok"} <= set(check)
+    assert check["ok"] is True and check["max_abs_error"] < 1e-4
+    assert report["timing_only"] is False and report["total_cycles"] > 0
+
+
+def test_inputs_and_outputs_npz_by_name_and_position(models, tmp_path, capsys):
+    a, b = randn(3, 5), randn(5, 4, seed=1)
+    np.savez(tmp_path / "in.npz", a=a, arg1=b)  # the first by name, the second by position
+    assert atvoss_main(["run", models["matmul.onnx"], "-q", "--inputs", str(tmp_path / "in.npz"),
+                        "--outputs", str(tmp_path / "out.npz"), "--check"]) == 0
+    capsys.readouterr()
+    with np.load(tmp_path / "out.npz") as outputs:
+        assert outputs.files == ["y"]
+        np.testing.assert_allclose(outputs["y"], a @ b, rtol=1e-5, atol=1e-6)
+
+
+def test_timing_only_run_and_check_exclude_each_other(models, capsys):
+    assert atvoss_main(["run", models["matmul.onnx"], "-q", "--timing-only", "--report",
+                        "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["timing_only"] is True
+    assert atvoss_main(["run", models["matmul.onnx"], "-q", "--timing-only", "--check"]) == 1
+    assert "--check needs numerics" in capsys.readouterr().err
+
+
+# -- import ----------------------------------------------------------------------------------
+
+def test_import_output_parses_with_atvoss_opt(models, tmp_path, capsys):
+    imported = str(tmp_path / "matmul.mlir")
+    assert atvoss_main(["import", models["matmul.onnx"], "-o", imported]) == 0
+    assert opt_main([imported]) == 0
+    assert "linalg.matmul" in capsys.readouterr().out
+    # The imported module compiles and runs like the ONNX model it came from.
+    compiled = atvoss_mlir.compile(imported)
+    a, b = randn(3, 5), randn(5, 4, seed=1)
+    (result,) = compiled.run({"arg0": a, "arg1": b}).values()
+    np.testing.assert_allclose(result, a @ b, rtol=1e-5, atol=1e-6)
