@@ -39,6 +39,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
 from mlir import ir
 
 from ..target import NpuTarget
@@ -558,6 +559,61 @@ def broadcast_region(affine_map: ir.AffineMap, rank: int):
     return tuple(Tiled(p) for p in positions)
 
 
+def expression(value: ir.Value, block: ir.Block):
+    """The expression tree computing `value` in a one-input linalg body: "x" for
+    the input, a float for a scalar constant, (op name, operands...) for an op
+    of the body, operands of commutative ops sorted; None when it reads
+    anything else."""
+    if value == block.arguments[0]:
+        return "x"
+    constant = constant_value(value)
+    if constant is not None:
+        return float(constant)
+    if not isinstance(value, ir.OpResult) or value.owner.parent != block.owner:
+        return None
+    operands = [expression(operand, block) for operand in value.owner.operands]
+    if any(operand is None for operand in operands):
+        return None
+    if value.owner.name in ("arith.addf", "arith.mulf"):
+        operands.sort(key=repr)
+    return (value.owner.name, *operands)
+
+
+# Bodies the vector unit runs as one activation, as the ONNX importer writes
+# them. Not the tanh form of Gelu: the vector unit's gelu is the exact one.
+ACTIVATION_BODIES = [
+    ("sigmoid", ("arith.divf", 1.0, ("arith.addf", 1.0, ("math.exp", ("arith.negf", "x"))))),
+    ("gelu", ("arith.mulf", ("arith.mulf", 0.5, "x"),
+              ("arith.addf", 1.0, ("math.erf", ("arith.mulf", "x", 1.0 / math.sqrt(2.0)))))),
+    ("tanh", ("math.tanh", "x")),
+]
+FLOAT_TYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+
+
+def in_type(tree, float_type):
+    """`tree` with its constants rounded to the body's float type, as `expression` sees them."""
+    if isinstance(tree, float):
+        return float(float_type(tree))
+    if not isinstance(tree, tuple):
+        return tree
+    operands = [in_type(operand, float_type) for operand in tree[1:]]
+    if tree[0] in ("arith.addf", "arith.mulf"):
+        operands.sort(key=repr)
+    return (tree[0], *operands)
+
+
+def body_activation(block: ir.Block) -> str | None:
+    """The activation a one-input linalg.generic body computes, if it is one of
+    ACTIVATION_BODIES."""
+    yielded = list(block.operations)[-1].operands
+    float_type = FLOAT_TYPES.get(str(block.arguments[0].type))
+    if len(yielded) != 1 or float_type is None:
+        return None
+    found = expression(yielded[0], block)
+    return next((kind for kind, tree in ACTIVATION_BODIES if in_type(tree, float_type) == found),
+                None)
+
+
 def body_program(block: ir.Block, n_inputs: int) -> list[tuple]:
     """Translate a linalg.generic body into vector-unit steps.
 
@@ -569,6 +625,10 @@ def body_program(block: ir.Block, n_inputs: int) -> list[tuple]:
     for i, argument in enumerate(block.arguments):
         if i < n_inputs:
             names[argument] = ("in", i)
+    if n_inputs == 1:
+        kind = body_activation(block)
+        if kind is not None:
+            return [["activation", kind, ("in", 0), ("tmp", 0), None, None]]
     steps = []
     operations = list(block.operations)
     for op in operations[:-1]:

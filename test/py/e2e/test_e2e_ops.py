@@ -130,8 +130,8 @@ case("add$fp16_per_channel", single("Add", {"a": [2, 3, 5, 7], "b": [3, 1, 1]}, 
 # -- activations -----------------------------------------------------------------------------
 for op_type, attributes, opset, on_npu in [
         ("Relu", {}, 13, True), ("LeakyRelu", {"alpha": 0.1}, 13, None),
-        ("Clip", {"min": -0.5, "max": 0.7}, 9, True), ("Sigmoid", {}, 13, None),
-        ("Tanh", {}, 13, None), ("Erf", {}, 13, False),
+        ("Clip", {"min": -0.5, "max": 0.7}, 9, True), ("Sigmoid", {}, 13, True),
+        ("Tanh", {}, 13, True), ("Erf", {}, 13, False),
         ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}, 13, True), ("HardSwish", {}, 14, True)]:
     case(f"{op_type.lower()}", single(op_type, {"x": [2, 3, 5, 7]}, [2, 3, 5, 7], attributes,
                                       opset=opset), {"x": randn(2, 3, 5, 7) * 3}, npu=on_npu)
@@ -139,10 +139,20 @@ case("clip$inputs_opset13", single("Clip", {"x": [3, 17]}, [3, 17],
                                    initializers={"lo": np.asarray(-0.2, np.float32),
                                                  "hi": np.asarray(0.4, np.float32)}, opset=13),
      {"x": randn(3, 17)}, npu=True)
-for approximate in ("none", "tanh"):
+# The vector unit's gelu is the exact one: the tanh approximation stays behind.
+for approximate, on_npu in (("none", True), ("tanh", False)):
     case(f"gelu${approximate}", single("Gelu", {"x": [3, 5, 7]}, [3, 5, 7],
                                        {"approximate": approximate}, opset=20),
-         {"x": randn(3, 5, 7) * 2})
+         {"x": randn(3, 5, 7) * 2}, npu=on_npu)
+for op_type, opset in (("Gelu", 20), ("Sigmoid", 13), ("Tanh", 13)):
+    case(f"{op_type.lower()}$fp16", single(op_type, {"x": [3, 17]}, [3, 17], opset=opset,
+                                           dtype=F16),
+         {"x": (randn(3, 17) * 3).astype(F16)}, npu=True, tolerance=FP16)
+case("gelu$matmul_epilogue",
+     model([helper.make_node("MatMul", ["a", "w"], ["m"], name="matmul"),
+            helper.make_node("Gelu", ["m"], ["y"], name="node0")],
+           {"a": [7, 9]}, {"y": [7, 5]}, {"w": randn(9, 5, seed=1)}, opset=20),
+     {"a": randn(7, 9)}, npu=True)
 case("relu$fp16", single("Relu", {"x": [3, 5, 7]}, [3, 5, 7], dtype=F16),
      {"x": randn(3, 5, 7).astype(F16)}, npu=True, tolerance=FP16)
 
