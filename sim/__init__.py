@@ -22,6 +22,7 @@ from mlir import ir
 from mlir.dialects.transform import interpreter as transform_interpreter
 
 from atvoss_mlir.diagnostics import Diagnostic, DiagnosticError, diagnostics_of, error_at
+from atvoss_mlir.limits import check_program
 from atvoss_mlir.target import DEFAULT_TARGET, NpuTarget, parse_target
 
 from .interpreter import HANDLERS, TERMINATORS, Translator
@@ -62,12 +63,8 @@ def _parse(module_or_text):
     if isinstance(module_or_text, ir.Module):
         return module_or_text
     from atvoss_mlir.context import make_context
-    context = make_context()
-    try:
-        with context:
-            return ir.Module.parse(module_or_text)
-    except ir.MLIRError as failure:
-        raise DiagnosticError(diagnostics_of(failure)) from None
+    from atvoss_mlir.parse_guard import parse_module
+    return parse_module(module_or_text, make_context())
 
 
 def _ops_to_generalize(module: ir.Module) -> set[str]:
@@ -225,6 +222,9 @@ def simulate(module_or_text, inputs=None, target: NpuTarget | str | None = DEFAU
     with module.context, ir.Location.unknown():
         module = _prepared(module)
         func = _entry_function(module, entry)
+        refused = check_program(module, func, timing_only)
+        if refused:  # before any buffer is allocated
+            raise error_at(*refused)
         name = ir.StringAttr(func.attributes["sym_name"]).value
         function_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
         arg_types = list(function_type.inputs)

@@ -61,6 +61,9 @@ def run(argv: list[str] | None = None) -> int:
         text = sys.stdin.read() if args.input == "-" else open(args.input).read()
     except OSError as failure:
         return _fail(f"cannot read '{args.input}': {failure.strerror}")
+    except UnicodeDecodeError:
+        print(f"{filename}:1:1: error: cannot read the program: not UTF-8 text", file=sys.stderr)
+        return 1
     inputs = None
     if args.inputs:
         try:

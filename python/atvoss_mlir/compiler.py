@@ -16,7 +16,8 @@ import numpy as np
 from mlir import ir
 
 from .context import make_context
-from .diagnostics import Diagnostic, DiagnosticError, SourcePosition, diagnostics_of
+from .diagnostics import Diagnostic, DiagnosticError, SourcePosition
+from .parse_guard import parse_module
 from .passes import PassContext
 from .pipeline import named_pipeline, run_pipeline
 from .target import NpuTarget, parse_target
@@ -93,10 +94,7 @@ def load_module(model, context: ir.Context) -> tuple[ir.Module, str, list[str], 
                                               position=SourcePosition(source, 1, 1))]) from None
     else:
         text, source = str(model), "-"
-    try:
-        module = ir.Module.parse(text, context)
-    except ir.MLIRError as error:
-        raise DiagnosticError(diagnostics_of(error)) from None
+    module = parse_module(text, context, source)
     entry = _entry_function(module)
     count_in = len(entry.type.inputs)
     count_out = len(entry.type.results)

@@ -36,6 +36,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourcePosition, diagnostics_of, error_at
+from ..limits import onnx_tensor_check
 from . import builders as b
 
 MIN_OPSET = 9
@@ -405,6 +406,12 @@ def import_onnx(model_or_path, context: ir.Context | None = None, *,
         raise DiagnosticError([Diagnostic(
             "error", f"ONNX shape inference failed: {error}",
             position=SourcePosition(path, 1, 1) if path else None)]) from None
+    refused = onnx_tensor_check(model, inferred)
+    if refused:  # before any tensor is built
+        index, message = refused
+        raise DiagnosticError([Diagnostic(
+            "error", message, position=SourcePosition(path, 1 if index is None else index + 1, 1)
+            if path else None)])
     from . import ops_elementwise, ops_fold, ops_nn, ops_shape  # noqa: F401  (register handlers)
     context = context or _make_context()
     with context:

@@ -19,7 +19,8 @@ from mlir import ir
 
 from .. import __version__
 from ..context import make_context
-from ..diagnostics import Diagnostic, DiagnosticError, diagnostics_of
+from ..diagnostics import Diagnostic, DiagnosticError
+from ..parse_guard import parse_module
 from ..passes import PassContext, lookup_pass, registered_passes
 from ..pipeline import named_pipeline, run_pipeline
 from ..target import NpuTarget, TargetError, parse_target
@@ -108,9 +109,9 @@ def process_chunk(chunk: Chunk, context: ir.Context, pipeline: str | None,
     # Leading newlines keep line numbers those of the whole input.
     source = "\n" * (chunk.first_line - 1) + chunk.text
     try:
-        module = ir.Module.parse(source, context)
-    except ir.MLIRError as error:
-        result.diagnostics = diagnostics_of(error)
+        module = parse_module(source, context)
+    except DiagnosticError as error:
+        result.diagnostics = error.diagnostics
         return result
     pass_context = PassContext(target=target)
     if pipeline is not None:

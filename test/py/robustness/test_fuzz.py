@@ -1,0 +1,62 @@
+"""A seeded, bounded fuzz run of the tools (the long run is fuzz/run_fuzz.py)
+and the replay of every stored finding under test/fuzz/regressions/."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+FUZZ_DIR = Path(__file__).resolve().parents[2] / "fuzz"
+sys.path.insert(0, str(FUZZ_DIR))
+
+import campaign  # noqa: E402
+from harness import finding, run_in_process, run_subprocess  # noqa: E402
+
+# Inputs per category: about 40 s in all on one core.
+BUDGET = {"opt": 600, "sim": 300, "onnx": 250, "target": 150}
+
+
+@pytest.mark.parametrize("category", campaign.CATEGORIES)
+def test_bounded_fuzz(category, tmp_path):
+    report = campaign.run_campaign(category, BUDGET[category], save=False,
+                                   workdir=str(tmp_path), derandomize=True)
+    assert report.inputs >= BUDGET[category]
+    assert report.findings == [], report.findings
+    assert set(report.outcomes) <= {"ok", "error"}, report.outcomes
+
+
+REGRESSIONS = campaign.regression_cases()
+
+
+@pytest.mark.parametrize("name,case", REGRESSIONS, ids=[n for n, _ in REGRESSIONS])
+def test_regression(name, case, tmp_path):
+    path = tmp_path / f"input{case.suffix}"
+    path.write_bytes(case.data)
+    outcome = run_in_process(case.tool, case.argv(str(path)))
+    assert finding(outcome) is None, outcome.stderr
+
+
+@pytest.mark.parametrize("name,case", REGRESSIONS[:3], ids=[n for n, _ in REGRESSIONS[:3]])
+def test_regression_subprocess(name, case, tmp_path):
+    """The same cases in a process of their own: crashes (signals) show here."""
+    path = tmp_path / f"input{case.suffix}"
+    path.write_bytes(case.data)
+    outcome = run_subprocess(case.tool, case.argv(str(path)))
+    assert finding(outcome) is None, (outcome.signal, outcome.stderr)
+
+
+@pytest.mark.parametrize("tool,argv", [
+    ("atvoss-opt", ["--target=npu -array-rows=0", "-"]),
+    ("atvoss-opt", ["{missing}"]),
+    ("atvoss", ["compile", "{missing}"]),
+    ("atvoss-sim", ["{garbage}"]),
+])
+def test_subprocess_errors_are_located(tool, argv, tmp_path):
+    garbage = tmp_path / "garbage.mlir"
+    garbage.write_bytes(b"\x00\xff func.func @main( {")
+    argv = [str(tmp_path / "missing.onnx") if a == "{missing}" else
+            str(garbage) if a == "{garbage}" else a for a in argv]
+    outcome = run_subprocess(tool, argv)
+    assert outcome.status == 1 and finding(outcome) is None, outcome.stderr
