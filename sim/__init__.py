@@ -180,6 +180,7 @@ def _argument(func, index: int, type_: ir.Type, value, machine: Machine, info: O
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if memory_space(type_) == SRAM:
         buffer = machine.sram_alloc(info, nbytes, None, f"arg{index}")
+        buffer.written = None  # holds the input
     else:
         buffer = Buffer(nbytes, DRAM, f"arg{index}", numerics=machine.numerics)
         buffer.touched = np.zeros(nbytes, np.uint8)

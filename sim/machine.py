@@ -50,7 +50,9 @@ from dataclasses import dataclass, field
 
 from atvoss_mlir.diagnostics import error_at, source_position
 
-from .values import SRAM, Buffer, mark_touched
+import numpy as np
+
+from .values import SRAM, Buffer, mark_touched, written_mask
 
 class OpInfo:
     """Static facts about one op, made once when its region is translated,
@@ -194,6 +196,16 @@ class Machine:
             if high > low:
                 base = buffer.address
                 ranges.append((buffer.range_key, base + low, base + high, True))
+        for memref in reads:
+            if memref.buffer.written is not None:
+                mask = written_mask(memref)
+                if mask is not None and not mask.all():
+                    raise info.error(self._uninitialised(memref, mask))
+        for memref in writes:
+            if memref.buffer.written is not None:
+                mask = written_mask(memref)
+                if mask is not None:
+                    mask[...] = True
         start = self.engine_free[engine]
         if start < self.issue_time:
             start = self.issue_time
@@ -238,6 +250,16 @@ class Machine:
         if self.trace is not None:
             self.trace.append(TraceEvent(engine, info.name, info.loc, start, finish))
         return result_token if dma else finish
+
+    @staticmethod
+    def _uninitialised(memref, mask) -> str:
+        base = memref.buffer.address
+        low, high = memref.byte_range()
+        unwritten = int(mask.size - np.count_nonzero(mask))
+        origin = memref.buffer.origin
+        where = f" allocated at {origin.loc}" if origin is not None else ""
+        return (f"reads SRAM bytes [{base + low}, {base + high}) of which {unwritten} were never "
+                f"written since the buffer{where} was allocated (uninitialised read)")
 
     @staticmethod
     def _where(key, low, high) -> str:

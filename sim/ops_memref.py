@@ -13,7 +13,7 @@ import numpy as np
 from mlir import ir
 
 from .interpreter import impl
-from .values import DRAM, SRAM, Buffer, MemRef, identity_strides, numpy_dtype
+from .values import DRAM, SRAM, Buffer, MemRef, identity_strides, numpy_dtype, written_mask
 from . import costs
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -320,8 +320,15 @@ def memref_store(t, op, info):
     (v, a, *indices) = t.slots(op.operands)
 
     def run(regs):
+        memref = regs[a]
+        if memref.buffer.written is not None:
+            element = MemRef(memref.buffer, memref.dtype, (), (), memref.offset + sum(
+                regs[i] * s for i, s in zip(indices, memref.strides)), memref.base_byte)
+            mask = written_mask(element)
+            if mask is not None:
+                mask[...] = True
         if t.numerics:
-            regs[a].array()[tuple(regs[i] for i in indices)] = regs[v]
+            memref.array()[tuple(regs[i] for i in indices)] = regs[v]
     return run
 
 
@@ -346,9 +353,22 @@ def memref_get_global(t, op, info):
             memref = MemRef(buffer, dtype, shape, identity_strides(shape))
             if t.numerics and isinstance(initial, ir.DenseElementsAttr):
                 memref.array()[...] = dense_to_numpy(initial, dtype, shape)
+            elif t.numerics and initial is not None and str(initial).startswith("dense_resource<"):
+                memref.array()[...] = resource_to_numpy(t, info, initial, dtype, shape)
             made.append(memref)
         regs[r] = made[0]
     return run
+
+
+def resource_to_numpy(t, info, attr, dtype: np.dtype, shape) -> np.ndarray:
+    key = str(attr)[len("dense_resource<"):].split(">", 1)[0]
+    blob = t.resource_blob(key)
+    count = int(np.prod(shape, dtype=np.int64))
+    # A blob starts with its 4-byte alignment, then the elements.
+    if blob is None or len(blob) - 4 != count * dtype.itemsize:
+        raise info.error(f"the data of dense_resource<{key}> is missing or has the wrong "
+                         f"size for {count} elements of {dtype}")
+    return np.frombuffer(blob, dtype, count, offset=4).reshape(shape)
 
 
 def dense_to_numpy(attr: ir.DenseElementsAttr, dtype: np.dtype, shape) -> np.ndarray:

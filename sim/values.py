@@ -37,7 +37,7 @@ class Buffer:
     """
 
     __slots__ = ("data", "nbytes", "space", "address", "name", "origin", "live", "touched",
-                 "range_key")
+                 "range_key", "written")
 
     def __init__(self, nbytes: int, space: int, name: str, origin=None, numerics: bool = True,
                  address: int = 0):
@@ -53,6 +53,9 @@ class Buffer:
         self.touched = None
         # Key of the address space that byte ranges of this buffer live in.
         self.range_key = SRAM if space == SRAM else self
+        # SRAM buffers with numerics: which bytes some op has written since the
+        # allocation (reading others is an uninitialised read); None: not tracked.
+        self.written = np.zeros(self.nbytes, np.bool_) if space == SRAM and numerics else None
 
 
 class MemRef:
@@ -149,6 +152,17 @@ def mark_touched(buffer: Buffer, start: int, shape: tuple, strides: tuple, item:
     bytes_view = np.ndarray(shape + (item,), np.uint8, buffer=buffer.touched, offset=start,
                             strides=tuple(s * item for s in strides) + (1,))
     bytes_view |= bit
+
+
+def written_mask(memref: MemRef) -> np.ndarray | None:
+    """The view's bytes in its buffer's `written` mask (None: untracked or out of bounds)."""
+    buffer = memref.buffer
+    low, high = memref.byte_range()
+    if buffer.written is None or low < 0 or high > buffer.nbytes or high <= low:
+        return None
+    item = memref.dtype.itemsize
+    return np.ndarray(memref.shape + (item,), np.bool_, buffer=buffer.written,
+                      offset=memref.start_byte, strides=tuple(s * item for s in memref.strides) + (1,))
 
 
 def identity_strides(shape) -> tuple[int, ...]:
