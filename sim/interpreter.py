@@ -13,6 +13,8 @@ function holding it is translated, so nothing is ever skipped silently.
 
 from __future__ import annotations
 
+import re
+
 from typing import Callable
 
 from mlir import ir
@@ -95,6 +97,18 @@ class Translator:
                 self.globals[ir.StringAttr(op.attributes["sym_name"]).value] = op
         self._slots: dict | None = None
         self.frame_state: dict = {}  # per-op run-time state (e.g. the last alloc)
+        self._resource_blobs: dict[str, bytes] | None = None
+
+    def resource_blob(self, key: str) -> bytes | None:
+        """The bytes of a `dense_resource<key>` blob, read once from the
+        module's printed resource section (the bindings have no getter)."""
+        if self._resource_blobs is None:
+            text = self.module.operation.get_asm(large_resource_limit=None)
+            section = text[text.rfind("{-#"):] if "{-#" in text else ""
+            self._resource_blobs = {
+                match.group(1).strip('"'): bytes.fromhex(match.group(2))
+                for match in re.finditer(r'\s("[^"]+"|[\w.$-]+): "0x([0-9A-Fa-f]*)"', section)}
+        return self._resource_blobs.get(key)
 
     # -- slots ----------------------------------------------------------------
     def slot(self, value: ir.Value) -> int:

@@ -9,9 +9,8 @@ import numpy as np
 from mlir import ir
 
 from atvoss_mlir.context import make_context
-from atvoss_mlir.diagnostics import DiagnosticError, diagnostics_of
 from atvoss_mlir.passes import PassContext
-from atvoss_mlir.pipeline import build_pass_manager, named_pipeline
+from atvoss_mlir.pipeline import named_pipeline, run_pipeline
 from atvoss_mlir.sim import simulate
 from atvoss_mlir.target import parse_target
 
@@ -283,18 +282,10 @@ func.func @main(%x: {t}) -> {to} {{
 
 def compile_text(text: str, target: str = "npu", pipeline: str | None = None):
     """(compiled module text, diagnostics) of the npu pipeline on `text`."""
-    context = make_context()
+    module = ir.Module.parse(text, make_context())
     pass_context = PassContext(target=parse_target(target))
-    with context:
-        module = ir.Module.parse(text)
-        pm = build_pass_manager(pipeline or named_pipeline("npu-pipeline"), context,
-                                pass_context)
-        try:
-            pm.run(module.operation)
-        except ir.MLIRError as error:
-            raise DiagnosticError(pass_context.diagnostics.diagnostics
-                                  or diagnostics_of(error)) from None
-        return str(module), pass_context.diagnostics.diagnostics
+    run_pipeline(module, pipeline or named_pipeline("npu-pipeline"), pass_context)
+    return str(module), pass_context.diagnostics.diagnostics
 
 
 def run_case(case: Case, target: str = "npu", timing_only: bool = False):

@@ -132,8 +132,6 @@ def test_batch_normalization_folds_to_scale_and_shift():
     assert "math.sqrt" not in text
 
 
-@pytest.mark.xfail(strict=True, reason="the simulator initialises memref.global only from "
-                   "dense<> attributes: dense_resource<> weights read as zeros")
 def test_dense_resource_weights_on_the_simulator():
     onnx_model = single("Gemm", {"a": [2, 3]}, [2, 4], initializers={"b": randn(3, 4),
                                                                       "c": randn(4)})
