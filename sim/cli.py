@@ -84,6 +84,9 @@ def run(argv: list[str] | None = None) -> int:
             print(diagnostic.format(default_file=filename), file=sys.stderr)
         return 1
 
+    from .numeric_safety import warning_lines
+    for line in warning_lines(result.report["numerics"]):
+        print(line, file=sys.stderr)
     if args.outputs and not args.timing_only:
         np.savez(args.outputs, **{f"result{i}": out for i, out in enumerate(result.outputs)})
     if args.trace:

@@ -52,6 +52,7 @@ from atvoss_mlir.diagnostics import error_at, source_position
 
 import numpy as np
 
+from .numeric_safety import NumericEvents
 from .values import SRAM, Buffer, mark_touched, written_mask
 
 class OpInfo:
@@ -131,6 +132,7 @@ class Machine:
     dram_read_bytes: int = 0
     dram_write_bytes: int = 0
     macs: int = 0
+    numeric_events: NumericEvents = field(default_factory=NumericEvents)
 
     def __post_init__(self):
         names = ["matrix", "vector"] + [f"dma{i}" for i in range(self.target.dma_channels)]

@@ -156,14 +156,24 @@ def npu_barrier(t, op, info):
 
 # -- matrix unit --------------------------------------------------------------------------
 
-def _finish(out: MemRef, acc: np.ndarray, accumulate: bool, bias, epilogue) -> None:
+def _finish(t, info, out: MemRef, acc: np.ndarray, accumulate: bool, bias, epilogue,
+            inputs) -> None:
     """Accumulate into the output, add the bias, apply the activation, store."""
     target = out.array()
+    inputs = [m.array() for m in inputs]
     if accumulate:
+        inputs.append(target.copy())
         acc = acc + target.astype(acc.dtype)
     if bias is not None:
+        inputs.append(bias.array())
         acc = acc + bias.array().astype(acc.dtype)
-    numerics.store(target, numerics.activation(acc, *epilogue))
+    _store(t, info, target, numerics.activation(acc, *epilogue), inputs)
+
+
+def _store(t, info, target: np.ndarray, value, inputs) -> None:
+    """Store a result, counting overflow and underflow (numeric_safety.py)."""
+    numerics.store(target, value)
+    t.machine.numeric_events.check_float(info, target, value, inputs)
 
 
 @impl("npu.matmul")
@@ -199,7 +209,7 @@ def npu_matmul(t, op, info):
         if t.numerics:
             acc = numerics.accumulator_dtype(lhs.dtype)
             product = np.matmul(lhs.array().astype(acc), rhs.array().astype(acc))
-            _finish(out, product, accumulate, bias, epilogue)
+            _finish(t, info, out, product, accumulate, bias, epilogue, (lhs, rhs))
     return run
 
 
@@ -231,7 +241,7 @@ def npu_conv2d(t, op, info):
         if t.numerics:
             acc = numerics.accumulator_dtype(x.dtype)
             result = numerics.conv2d(x.array(), w.array(), oh, ow, strides, dilations, acc)
-            _finish(out, result, accumulate, bias, epilogue)
+            _finish(t, info, out, result, accumulate, bias, epilogue, (x, w))
     return run
 
 
@@ -264,7 +274,7 @@ def npu_depthwise_conv2d(t, op, info):
             acc = numerics.accumulator_dtype(x.dtype)
             result = numerics.depthwise_conv2d(x.array(), w.array(), oh, ow, strides,
                                                dilations, acc)
-            _finish(out, result, False, bias, epilogue)
+            _finish(t, info, out, result, False, bias, epilogue, (x, w))
     return run
 
 
@@ -287,7 +297,8 @@ def npu_elementwise(t, op, info):
         machine.run(info, "vector", costs.vector_cycles(out.size, target), [lhs, rhs], [out])
         if t.numerics:
             acc = numerics.accumulator_dtype(out.dtype)
-            numerics.store(out.array(), fn(lhs.array().astype(acc), rhs.array().astype(acc)))
+            _store(t, info, out.array(), fn(lhs.array().astype(acc), rhs.array().astype(acc)),
+                   (lhs.array(), rhs.array()))
     return run
 
 
@@ -304,7 +315,7 @@ def npu_activation(t, op, info):
             raise _shape_error(info, "input and output shapes differ", input=x, output=out)
         machine.run(info, "vector", costs.vector_cycles(out.size, target), [x], [out])
         if t.numerics:
-            numerics.store(out.array(), numerics.activation(x.array(), *epilogue))
+            _store(t, info, out.array(), numerics.activation(x.array(), *epilogue), (x.array(),))
     return run
 
 
@@ -328,8 +339,8 @@ def npu_pool2d(t, op, info):
         taps = window[0] * window[1]
         machine.run(info, "vector", costs.vector_cycles(out.size, target, taps), [x], [out])
         if t.numerics:
-            numerics.store(out.array(),
-                           numerics.pool2d(x.array(), kind, oh, ow, window, strides))
+            _store(t, info, out.array(),
+                   numerics.pool2d(x.array(), kind, oh, ow, window, strides), (x.array(),))
     return run
 
 
@@ -406,4 +417,5 @@ def npu_requantize(t, op, info):
         machine.run(info, "vector", costs.vector_cycles(out.size, target), [x], [out])
         if t.numerics:
             out.array()[...] = numerics.requantize(x.array(), scale, zero_point)
+            machine.numeric_events.check_requantize(info, x.array(), scale, zero_point)
     return run

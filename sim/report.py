@@ -9,7 +9,10 @@ JSON contract (version 1; keys are stable):
   sram_peak_bytes, sram_capacity_bytes, sram_occupancy ([cycle, live bytes] steps),
   engines: {name: {busy_cycles, utilization}} for matrix, vector, dma0.., fallback,
   ops: [{op, loc, engine, count, cycles, macs, dram_read_bytes, dram_write_bytes}]
-       aggregated per source location ("file:line:col"), in order of first issue.
+       aggregated per source location ("file:line:col"), in order of first issue,
+  numerics: [{op, loc, kind, dtype, count}]: results that overflowed to inf/nan from
+       finite inputs, nonzero results flushed to zero, int8 requantisation
+       saturation (numeric_safety.py); empty in timing-only runs.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ def build_report(machine, *, entry: str, total_cycles: int, compulsory_dram_byte
         "sram_occupancy": machine.sram_occupancy,
         "engines": engines,
         "ops": list(ops.values()),
+        "numerics": machine.numeric_events.entries(),
     }
 
 
@@ -84,6 +88,9 @@ def format_table(report: dict) -> str:
         lines.append(f"{op['op']:<24} {op['loc']:<28} {op['engine'] or '-':<9} {op['count']:>7,} "
                      f"{op['cycles']:>12,} {op['macs']:>14,} {op['dram_read_bytes']:>12,} "
                      f"{op['dram_write_bytes']:>12,}")
+    if report.get("numerics"):
+        from .numeric_safety import warning_lines
+        lines += ["", "numerics:"] + [f"  {line}" for line in warning_lines(report["numerics"])]
     return "\n".join(lines)
 
 

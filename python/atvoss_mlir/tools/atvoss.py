@@ -156,6 +156,9 @@ def _run(args, progress: Progress) -> int:
     outputs = progress.stage("simulate", lambda: compiled.run(
         inputs, seed=args.seed, timing_only=args.timing_only, trace=bool(args.trace)))
     report = dict(compiled.report)
+    from ..sim.numeric_safety import warning_lines
+    for line in warning_lines(report.get("numerics", [])):
+        print(line, file=sys.stderr)
     status = 0
     if args.check:
         if args.timing_only:
