@@ -58,7 +58,7 @@ def source_position(location: ir.Location | None, default_file: str = "-") -> So
 
 def location_label(location: ir.Location | None) -> str | None:
     """The name of a `Location.name(...)` location (an ONNX node, say)."""
-    while location is not None and location.is_a_name():
+    if location is not None and location.is_a_name():
         return location.name_str
     if location is not None and location.is_a_fused():
         for inner in location.locations:
@@ -84,7 +84,8 @@ class Diagnostic:
         position = self.resolved_position(default_file)
         where = str(position) if position else f"{default_file}:0:0"
         label = location_label(self.location)
-        message = f"{self.message} [at '{label}']" if label and position is None else self.message
+        # A named location is an ONNX node: its name says more than its line.
+        message = f"{self.message} [node '{label}']" if label else self.message
         lines = [f"{where}: {self.severity}: {message}"]
         for note in self.notes:
             lines.append(note.format(default_file))

@@ -49,7 +49,7 @@ def test_small_cnn_example():
     compiled, _ = compile_and_check(onnx.load(path), feeds, **FP32)
     # Convolutions, pooling, residual adds and the classifier run on the NPU;
     # only the global average pool's reduction and division stay behind.
-    assert compiled.fallback_ops and all("[at 'gap']" in line
+    assert compiled.fallback_ops and all("[node 'gap']" in line
                                          for line in compiled.fallback_ops)
     assert compiled.report["total_cycles"] > compiled.report["roofline_cycles"] > 0
 
