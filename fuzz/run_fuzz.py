@@ -105,21 +105,23 @@ def main() -> int:
         list(pool.map(category_run, categories, range(len(categories))))
 
     seconds = time.perf_counter() - start
-    print(f"\n{'category':<8} {'inputs':>7} {'ok':>6} {'error':>6} {'findings':>9}")
-    grand = {"inputs": 0, "ok": 0, "error": 0, "findings": 0}
+    print(f"\n{'category':<8} {'inputs':>7} {'ok':>6} {'error':>6} {'raw exc':>8} {'findings':>9}")
+    grand = {"inputs": 0, "ok": 0, "error": 0, "raw": 0, "findings": 0}
     kinds: dict = {}
     for category in categories:
         stats = totals[category]
         ok, error = stats["outcomes"].get("ok", 0), stats["outcomes"].get("error", 0)
-        print(f"{category:<8} {stats['inputs']:>7} {ok:>6} {error:>6} {len(stats['findings']):>9}")
+        raw = stats["outcomes"].get("raw exception", 0)
+        print(f"{category:<8} {stats['inputs']:>7} {ok:>6} {error:>6} {raw:>8} "
+              f"{len(stats['findings']):>9}")
         for key, value in (("inputs", stats["inputs"]), ("ok", ok), ("error", error),
-                           ("findings", len(stats["findings"]))):
+                           ("raw", raw), ("findings", len(stats["findings"]))):
             grand[key] += value
         for label, n in stats["outcomes"].items():
-            if label not in ("ok", "error"):
+            if label not in ("ok", "error", "raw exception"):
                 kinds[label] = kinds.get(label, 0) + n
     print(f"{'total':<8} {grand['inputs']:>7} {grand['ok']:>6} {grand['error']:>6} "
-          f"{grand['findings']:>9}")
+          f"{grand['raw']:>8} {grand['findings']:>9}")
     for kind in ("traceback", "hang", "crash", "internal error", "unlocated error", "exit status"):
         print(f"{kind + ':':<17} {kinds.get(kind, 0)}")
     print(f"wall time:        {seconds:.0f} s")

@@ -125,6 +125,70 @@ def onnx_tensor_check(model, inferred: dict[str, list[int]], limit: int | None =
     return None
 
 
+def folded_bytes(op_type: str, inputs: list) -> int | None:
+    """Bytes (at 8 per element) a numpy fold of a node would create, for the op
+    types whose output size follows from input values; None when unknown."""
+    import math
+
+    import numpy as np
+    try:
+        if op_type == "Range":
+            start, limit, delta = (float(np.asarray(v).reshape(-1)[0]) for v in inputs[:3])
+            return 8 * max(0, math.ceil((limit - start) / delta)) if delta else None
+        if op_type == "ConstantOfShape":
+            return 8 * _count(np.asarray(inputs[0]).reshape(-1).tolist())
+        if op_type in ("Expand", "Tile"):
+            data = np.asarray(inputs[0] if inputs[0] is not None else 0)  # shape unknown: ()
+            sizes = np.asarray(inputs[1]).reshape(-1).tolist()
+            if op_type == "Tile":
+                return 8 * data.size * _count(sizes)
+            rank = max(data.ndim, len(sizes))
+            dims = [1] * (rank - data.ndim) + list(data.shape)
+            sizes = [1] * (rank - len(sizes)) + sizes
+            return 8 * _count(max(int(a), int(b)) for a, b in zip(dims, sizes))
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    return None
+
+
+VALUE_SIZED = ("Range", "ConstantOfShape", "Expand", "Tile")
+
+
+def onnx_folding_check(model, limit: int | None = None):
+    """None, or (node index, message) for the first node whose output size,
+    given by small constant inputs (Range bounds, ConstantOfShape shapes...),
+    passes the memory limit: checked before ONNX shape inference, whose data
+    propagation would build such outputs."""
+    from onnx import numpy_helper
+    limit = memory_limit() if limit is None else limit
+    graph = model.graph
+    constants = {}
+    for init in graph.initializer:
+        if _count(init.dims) <= 64:
+            try:
+                constants[init.name] = numpy_helper.to_array(init)
+            except Exception:  # noqa: BLE001 - a malformed tensor is diagnosed later
+                pass
+    for index, node in enumerate(graph.node):
+        if node.op_type == "Constant":
+            for attribute in node.attribute:
+                if attribute.name == "value" and _count(attribute.t.dims) <= 64 and node.output:
+                    try:
+                        constants[node.output[0]] = numpy_helper.to_array(attribute.t)
+                    except Exception:  # noqa: BLE001
+                        pass
+        if node.op_type not in VALUE_SIZED:
+            continue
+        inputs = [constants.get(name) for name in node.input]
+        needed = folded_bytes(node.op_type, inputs)
+        if needed is not None and needed > limit:
+            node_name = node.name or f"{node.op_type}_{index}"
+            return index, (f"node '{node_name}' ({node.op_type}): its output needs "
+                           f"{format_bytes(needed)} (from its constant inputs), above the "
+                           f"memory limit of {format_limit(limit)}")
+    return None
+
+
 def _count(dims) -> int:
     count = 1
     for d in dims:

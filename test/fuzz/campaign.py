@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
-from harness import Outcome, finding, run_in_process, signature
+from harness import Outcome, finding, label, run_in_process, signature
 import mlir_inputs
 import onnx_inputs
 
@@ -112,8 +112,8 @@ def run_campaign(category: str, count: int, seed: int = 0, known: set | None = N
             outcome = execute(case, workdir)
             report.inputs += 1
             kind = finding(outcome)
-            label = kind or ("ok" if outcome.status == 0 else "error")
-            report.outcomes[label] = report.outcomes.get(label, 0) + 1
+            outcome_label = label(outcome)
+            report.outcomes[outcome_label] = report.outcomes.get(outcome_label, 0) + 1
             if kind:
                 key = signature(kind, outcome)
                 if key not in known:

@@ -105,6 +105,24 @@ def finding(outcome: Outcome) -> str | None:
     return None
 
 
+# A located error whose message is a Python exception the importer caught
+# generically: handled (no traceback, exit 1) but not a purpose-written
+# diagnostic. Counted separately in the figures.
+RAW_EXCEPTION = re.compile(r"\b(KeyError|IndexError|TypeError|ValueError|AttributeError|"
+                           r"ZeroDivisionError|OverflowError|AssertionError|RuntimeError|"
+                           r"MemoryError|RecursionError|NotImplementedError|NameError): ")
+
+
+def label(outcome: Outcome) -> str:
+    """ok / error / raw exception / the kind of finding."""
+    kind = finding(outcome)
+    if kind:
+        return kind
+    if outcome.status == 0:
+        return "ok"
+    return "raw exception" if RAW_EXCEPTION.search(outcome.stderr) else "error"
+
+
 def signature(kind: str, outcome: Outcome) -> str:
     """A short key grouping findings of one cause (the first message line, numbers elided)."""
     lines = [line for line in outcome.stderr.splitlines() if "error" in line] or [""]

@@ -75,6 +75,19 @@ def seeds() -> tuple[bytes, ...]:
                 make("Relu", ["s"], ["y"], name="out")],
                [("x", [1, 8, 8, 8])], [("y", [1, 8, 8, 8])],
                [("w1", _w(8, 8, 1, 1)), ("w2", _w(8, 8, 3, 3, seed=1))]),
+        # Shape computations the importer folds with numpy.
+        _model([make("ConstantOfShape", ["shape"], ["c"], name="const_of_shape",
+                     value=numpy_helper.from_array(np.array([0.5], np.float32))),
+                make("Expand", ["x", "shape"], ["e"], name="expand"),
+                make("Add", ["e", "c"], ["a"], name="add"),
+                make("Concat", ["a", "a"], ["t"], name="concat", axis=1),
+                make("Range", ["start", "limit", "delta"], ["r"], name="range"),
+                make("Cast", ["r"], ["rf"], name="cast", to=TensorProto.FLOAT),
+                make("Add", ["t", "rf"], ["y"], name="add_range")],
+               [("x", [1, 4])], [("y", [2, 8])],
+               [("shape", np.array([2, 4], np.int64)),
+                ("start", np.array(0, np.int64)), ("limit", np.array(8, np.int64)),
+                ("delta", np.array(1, np.int64))]),
     ]
     return tuple(m.SerializeToString() for m in models)
 
@@ -91,7 +104,8 @@ SPECIAL_FLOATS = [np.nan, np.inf, -np.inf, 65504.0, 1e30, 1e-30, -0.0]
 MUTATIONS = ["wrong_shape", "missing_initializer", "cycle", "unknown_op", "opset",
              "huge_dim", "zero_size", "nan_inf", "attribute", "remove_attribute",
              "elem_type", "drop_node", "duplicate_node", "undefined_output", "drop_input",
-             "extra_input", "domain", "initializer_shape", "corrupt_bytes"]
+             "extra_input", "domain", "initializer_shape", "corrupt_bytes", "int_values"]
+HUGE_INTS = [0, -1, 1, 3, 2**31, 10**6, 10**12, -10**12]
 
 
 def _pick(draw, items):
@@ -172,6 +186,14 @@ def _mutate(draw, model: onnx.ModelProto) -> str:
     elif kind == "domain" and len(graph.node):
         _pick(draw, graph.node).domain = draw(st.sampled_from(["com.microsoft", "ai.onnx.ml",
                                                                "ai.onnx", "x"]))
+    elif kind == "int_values" and len(graph.initializer):
+        init = _pick(draw, graph.initializer)
+        array = numpy_helper.to_array(init).copy()
+        if array.size and array.dtype.kind == "i":
+            info = np.iinfo(array.dtype)
+            value = min(max(draw(st.sampled_from(HUGE_INTS)), info.min), info.max)
+            array.flat[draw(st.integers(0, array.size - 1))] = value
+            init.CopyFrom(numpy_helper.from_array(array, init.name))
     elif kind == "initializer_shape" and len(graph.initializer):
         init = _pick(draw, graph.initializer)
         array = numpy_helper.to_array(init)

@@ -36,7 +36,8 @@ from mlir import ir
 from mlir.dialects import func
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourcePosition, diagnostics_of, error_at
-from ..limits import onnx_tensor_check
+from ..limits import (folded_bytes, format_bytes, format_limit, memory_limit,
+                      onnx_folding_check, onnx_tensor_check)
 from . import builders as b
 
 MIN_OPSET = 9
@@ -292,6 +293,10 @@ class GraphImporter:
                 inputs[0] = np.broadcast_to(np.float32(0), b.shape_of(inputs[0]))
         elif any(v is not None and not isinstance(v, np.ndarray) for v in inputs):
             return None
+        needed = folded_bytes(node.op_type, inputs)
+        if needed is not None and needed > memory_limit():
+            raise ImportFailure(f"folding the node needs {format_bytes(needed)}, above the "
+                                f"memory limit of {format_limit(memory_limit())}")
         outputs = folder(node, inputs)
         return None if outputs is None else [np.asarray(o) for o in outputs]
 
@@ -400,6 +405,11 @@ def import_onnx(model_or_path, context: ir.Context | None = None, *,
         raise DiagnosticError([Diagnostic(
             "error", f"ONNX opset {opset} is not supported (opset {MIN_OPSET} or later)",
             position=SourcePosition(path, 1, 1) if path else None)])
+    refused = onnx_folding_check(model)
+    if refused:  # before shape inference, whose data propagation would build the output
+        index, message = refused
+        raise DiagnosticError([Diagnostic("error", message, position=SourcePosition(
+            path, index + 1, 1) if path else None)])
     try:
         inferred = _inferred_shapes(model)
     except Exception as error:

@@ -3,6 +3,7 @@ with the estimate, located where the size comes from."""
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
@@ -90,3 +91,18 @@ def test_simulator_limit_located_at_a_loop(huge_program, monkeypatch):
 def test_byte_counts():
     assert parse_bytes("8G") == 8 * GiB and parse_bytes("1048576") == 1 << 20
     assert format_bytes(3 * GiB // 2) == "1.5 GiB"
+
+
+def test_onnx_range_too_large_refused_before_shape_inference(tmp_path, capsys):
+    """ONNX shape inference's data propagation would build the Range's 10^12 values."""
+    graph = helper.make_graph(
+        [helper.make_node("Range", ["start", "limit", "delta"], ["r"], name="range"),
+         helper.make_node("Cast", ["r"], ["y"], name="cast", to=TensorProto.FLOAT)], "g", [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None])],
+        [onnx.numpy_helper.from_array(np.array(v, np.int64), n)
+         for n, v in (("start", -10**12), ("limit", 8), ("delta", 1))])
+    path = tmp_path / "range.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    assert atvoss_main(["import", str(path), "-o", str(tmp_path / "out.mlir")]) == 1
+    assert f"{path}:1:1: error: node 'range' (Range): its output needs 7.28 TiB (from its " \
+           "constant inputs), above the memory limit" in capsys.readouterr().err
