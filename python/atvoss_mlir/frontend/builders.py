@@ -256,7 +256,12 @@ def _scalar_type(value):
 
 
 def broadcast_shape(*shapes) -> list[int]:
-    return list(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+    try:
+        return list(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+    except ValueError:
+        from .onnx_importer import ImportFailure
+        raise ImportFailure("shapes " + ", ".join("x".join(map(str, s)) or "scalar" for s in shapes)
+                            + " do not broadcast") from None
 
 
 def _broadcast_operand(value: ir.Value, result_shape) -> tuple[ir.Value, ir.AffineMap]:

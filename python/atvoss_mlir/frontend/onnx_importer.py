@@ -251,6 +251,10 @@ class GraphImporter:
         if domain:
             raise error_at(location, f"node '{name}': op type '{domain}.{proto.op_type}' "
                            f"(domain '{domain}') is not supported")
+        arity = _arity_problem(proto, self.opset)
+        if arity:
+            raise error_at(location, f"node '{name}' ({proto.op_type}, opset {self.opset}): "
+                           f"{arity}")
         for input_name in proto.input:
             if input_name and input_name not in self.values:
                 raise error_at(location, f"node '{name}' ({proto.op_type}): input "
@@ -309,6 +313,24 @@ class GraphImporter:
         if shape != inferred:
             raise error_at(node.location, f"node '{node.name}' ({node.op_type}): output "
                            f"'{name}' has shape {shape}, ONNX shape inference gives {inferred}")
+
+
+def _arity_problem(proto: onnx.NodeProto, opset: int) -> str | None:
+    """What is wrong with the node's inputs against its ONNX schema (a count out
+    of range, a required input left empty), or None."""
+    try:
+        schema = onnx.defs.get_schema(proto.op_type, opset, "")
+    except Exception:  # noqa: BLE001 - unknown op types are reported by the dispatch
+        return None
+    count = len(proto.input)
+    if not schema.min_input <= count <= schema.max_input:
+        return (f"has {count} inputs, the op takes {schema.min_input}"
+                + (f" to {schema.max_input}" if schema.max_input != schema.min_input else ""))
+    single = onnx.defs.OpSchema.FormalParameterOption.Single
+    for index, formal in enumerate(schema.inputs[:count]):
+        if formal.option == single and not proto.input[index]:
+            return f"input {index} ('{formal.name}') is required but empty"
+    return None
 
 
 def _default_opset(model: onnx.ModelProto) -> int:

@@ -1,0 +1,35 @@
+"""Malformed ONNX nodes found by the fuzzer get purpose-written located
+diagnostics, not the text of a Python exception."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from atvoss_mlir.diagnostics import DiagnosticError
+from atvoss_mlir.frontend import import_onnx
+
+
+def model(node, inputs, initializers=()):
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(v, n) for n, v in initializers])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("node,inputs,initializers,message", [
+    (helper.make_node("Gemm", ["x"], ["y"], name="gemm"), [("x", [4, 8])], (),
+     "node 'gemm' (Gemm, opset 17): has 1 inputs, the op takes 2 to 3"),
+    (helper.make_node("Conv", ["x", ""], ["y"], name="conv", kernel_shape=[3, 3]),
+     [("x", [1, 4, 8, 8])], (), "node 'conv' (Conv, opset 17): input 1 ('W') is required but "
+     "empty"),
+    (helper.make_node("Add", ["x", "b"], ["y"], name="add"), [("x", [2, 3])],
+     [("b", np.ones(4, np.float32))], "node 'add' (Add, opset 17): shapes 2x3, 4 do not "
+     "broadcast"),
+])
+def test_malformed_node(node, inputs, initializers, message):
+    with pytest.raises(DiagnosticError) as failure:
+        import_onnx(model(node, inputs, initializers))
+    assert failure.value.diagnostics[0].message == message
