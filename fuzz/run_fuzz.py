@@ -52,6 +52,8 @@ def run_chunk(category: str, count: int, seed: int, known: set, workdir: str) ->
         return json.loads(Path(stem + ".result").read_text())
     # The worker died: the input it was running is the finding.
     import campaign
+    if not os.path.exists(stem + ".current"):
+        raise SystemExit(f"the {category} worker failed before its first input:\n{done.stderr}")
     record = json.loads(Path(stem + ".current").read_text())
     case = campaign.Case(record["tool"], record["args"], bytes.fromhex(record["data"]),
                          record["suffix"])
