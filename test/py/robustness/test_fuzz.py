@@ -71,3 +71,23 @@ def test_subprocess_errors_are_located(tool, argv, tmp_path):
             str(garbage) if a == "{garbage}" else a for a in argv]
     outcome = run_subprocess(tool, argv)
     assert outcome.status == 1 and finding(outcome) is None, outcome.stderr
+
+
+def test_harness_judges_outcomes(monkeypatch):
+    import harness
+    from harness import Outcome
+    assert finding(Outcome(0, "", "", 0.1)) is None
+    assert finding(Outcome(1, "", "in.mlir:3:7: error: bad\n", 0.1)) is None
+    assert finding(Outcome(1, "", "error: no location\n", 0.1)) == "unlocated error"
+    assert finding(Outcome(1, "", "<unknown>:0:0: error: internal error in atvoss: KeyError\n",
+                           0.1)) == "internal error"
+    assert finding(Outcome(1, "", "Traceback (most recent call last):\n", 0.1)) == "traceback"
+    assert finding(Outcome(-6, "", "", 0.1, signal=6)) == "crash"
+
+    def sleeper(argv):
+        import time
+        time.sleep(5)
+        return 0
+    monkeypatch.setattr(harness, "_tool_main", lambda tool: sleeper)
+    outcome = run_in_process("atvoss-opt", [], time_limit=0.2)
+    assert finding(outcome) == "hang" and outcome.seconds < 2
