@@ -93,10 +93,13 @@ def conv(node):
     if lift:
         x = b.reshape(x, node.shape(0)[:2] + [1] + node.shape(0)[2:])
         weight = _reshape_weight(weight, [d for d in _shape(weight)[:2]] + [1] + _shape(weight)[2:])
+    if len(b.shape_of(x)) != 4 or len(_shape(weight)) != 4:
+        raise ImportFailure(f"input {b.shape_of(x)} and weights {_shape(weight)} are not both "
+                            f"of rank 4 (3 for a 1-D convolution)")
     n, c, h, w = b.shape_of(x)
     f, c_per_group, kh, kw = _shape(weight)
     group = node.attr("group", 1)
-    if c_per_group * group != c or f % group:
+    if group < 1 or c_per_group * group != c or f % group:
         raise ImportFailure(f"{c} input channels, {f} filters of {c_per_group} channels "
                             f"and group {group} do not match")
     window = _Window2d(node, lift)
@@ -244,6 +247,10 @@ def _pool_setup(node, ceil_mode):
         x = b.reshape(x, node.shape(0)[:2] + [1] + node.shape(0)[2:])
     window = _Window2d(node, lift)
     kernel = window.attr("kernel_shape")
+    if kernel is None or len(kernel) != 2 or len(b.shape_of(x)) != 4:
+        raise ImportFailure(f"expects an input of rank 4 (3 for 1-D pooling) and a "
+                            f"kernel_shape of its spatial rank, got {b.shape_of(x)} and "
+                            f"{kernel}")
     n, c, h, w = b.shape_of(x)
     geometry = window_geometry(window, [h, w], kernel, ceil_mode)
     return lift, x, kernel, geometry

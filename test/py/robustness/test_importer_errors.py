@@ -28,6 +28,17 @@ def model(node, inputs, initializers=()):
     (helper.make_node("Add", ["x", "b"], ["y"], name="add"), [("x", [2, 3])],
      [("b", np.ones(4, np.float32))], "node 'add' (Add, opset 17): shapes 2x3, 4 do not "
      "broadcast"),
+    (helper.make_node("Conv", ["x", "w"], ["y"], name="conv", kernel_shape=[3, 3]),
+     [("x", [1, 4, 8, 8])], [("w", np.ones(3, np.float32))],
+     "node 'conv' (Conv, opset 17): input [1, 4, 8, 8] and weights [3] are not both of rank 4 "
+     "(3 for a 1-D convolution)"),
+    (helper.make_node("Conv", ["x", "w"], ["y"], name="conv", group=0), [("x", [1, 4, 8, 8])],
+     [("w", np.ones((4, 4, 3, 3), np.float32))],
+     "node 'conv' (Conv, opset 17): 4 input channels, 4 filters of 4 channels and group 0 do "
+     "not match"),
+    (helper.make_node("MaxPool", ["x"], ["y"], name="pool"), [("x", [1, 4, 8, 8])], (),
+     "node 'pool' (MaxPool, opset 17): expects an input of rank 4 (3 for 1-D pooling) and a "
+     "kernel_shape of its spatial rank, got [1, 4, 8, 8] and None"),
 ])
 def test_malformed_node(node, inputs, initializers, message):
     with pytest.raises(DiagnosticError) as failure:
