@@ -1,8 +1,11 @@
 """Parsing MLIR text without aborting the process.
 
 The upstream parser diagnoses malformed text, except for a few inputs on
-which it trips an assertion and aborts the whole process. Those are refused
-here first, with a located error, then the text goes to `ir.Module.parse`.
+which it trips an assertion and aborts the whole process (`array<index: 1>`),
+and the Python bindings cannot read some attributes it accepts (a dense
+array of ui8, si64, f16... elements raises TypeError on access, so every
+pass or simulator handler reading it would fail). Those are refused here
+first, with a located error, then the text goes to `ir.Module.parse`.
 """
 
 from __future__ import annotations
@@ -13,21 +16,24 @@ from mlir import ir
 
 from .diagnostics import Diagnostic, DiagnosticError, diagnostics_of
 
-# `array<index: 1, 2>`: DenseArrayAttr asks an index type for its bit width.
-_INDEX_DENSE_ARRAY = re.compile(r"array\s*<\s*index\s*[:>]")
+_DENSE_ARRAY = re.compile(r"(?<![\w.!])array\s*<\s*([^\s:>]+)\s*[:>]")
+_READABLE_ELEMENTS = {"i1", "i8", "i16", "i32", "i64", "f32", "f64"}
 
 
 def check_text(text: str, context: ir.Context, filename: str = "-") -> None:
     """Raise DiagnosticError for text the upstream parser would abort on."""
-    for match in _INDEX_DENSE_ARRAY.finditer(text):
+    for match in _DENSE_ARRAY.finditer(text):
+        if match.group(1) in _READABLE_ELEMENTS:
+            continue
         line_start = text.rfind("\n", 0, match.start()) + 1
         if "//" in text[line_start:match.start()]:
             continue  # in a comment
         line = text.count("\n", 0, match.start()) + 1
         column = match.start() - line_start + 1
         raise DiagnosticError([Diagnostic(
-            "error", "dense array of 'index' elements is not supported: use an integer "
-            "element type (array<i64: ...>)", ir.Location.file(filename, line, column, context))])
+            "error", f"dense array of '{match.group(1)}' elements is not supported: use i1, "
+            f"i8, i16, i32, i64, f32 or f64 (array<i64: ...>)",
+            ir.Location.file(filename, line, column, context))])
 
 
 def parse_module(text: str, context: ir.Context, filename: str = "-") -> ir.Module:

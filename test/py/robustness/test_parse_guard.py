@@ -1,0 +1,37 @@
+"""Dense arrays the upstream parser aborts on (index) or the Python bindings
+cannot read (ui8, si64, f16, ...) are located errors, checked before parsing."""
+
+from __future__ import annotations
+
+import pytest
+
+from atvoss_mlir.context import make_context
+from atvoss_mlir.diagnostics import DiagnosticError
+from atvoss_mlir.parse_guard import parse_module
+
+PROGRAM = """func.func @f() {{
+  %0 = arith.constant {{d = array<{element}: {values}>}} 1 : i32
+  return
+}}
+"""
+
+
+@pytest.mark.parametrize("element", ["index", "ui8", "si64", "f16", "bf16", "i128"])
+def test_unreadable_dense_array_refused(element):
+    values = "1.0" if element.startswith(("f", "b")) else "1"
+    with pytest.raises(DiagnosticError) as failure:
+        parse_module(PROGRAM.format(element=element, values=values), make_context(), "in.mlir")
+    (diagnostic,) = failure.value.diagnostics
+    assert str(diagnostic.resolved_position()) == "in.mlir:2:28"  # at `array<`
+    assert diagnostic.message.startswith(f"dense array of '{element}' elements is not supported")
+
+
+@pytest.mark.parametrize("element,values", [("i64", "1, 2"), ("i1", "true"), ("f32", "1.0")])
+def test_readable_dense_arrays_parse(element, values):
+    module = parse_module(PROGRAM.format(element=element, values=values), make_context())
+    assert f"array<{element}" in str(module)
+
+
+def test_comments_are_not_checked():
+    text = "// array<index: 1>\n" + PROGRAM.format(element="i64", values="1")
+    parse_module(text, make_context())
