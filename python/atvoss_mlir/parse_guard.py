@@ -18,10 +18,27 @@ from .diagnostics import Diagnostic, DiagnosticError, diagnostics_of
 
 _DENSE_ARRAY = re.compile(r"(?<![\w.!])array\s*<\s*([^\s:>]+)\s*[:>]")
 _READABLE_ELEMENTS = {"i1", "i8", "i16", "i32", "i64", "f32", "f64"}
+# tensor.pad with a negative static padding: its verifier builds a tensor type
+# with a negative dimension and aborts.
+_PAD_AMOUNTS = re.compile(r"\btensor\.pad\b[^\n]*?\b(?:low|high)\s*\[([^\]]*)\]"
+                          r"(?:\s*high\s*\[([^\]]*)\])?|"
+                          r"static_(?:low|high)\s*=\s*array<i64:([^>]*)>")
+
+
+def _error_at(text: str, offset: int, message: str, context, filename: str):
+    line_start = text.rfind("\n", 0, offset) + 1
+    line = text.count("\n", 0, offset) + 1
+    return DiagnosticError([Diagnostic("error", message, ir.Location.file(
+        filename, line, offset - line_start + 1, context))])
 
 
 def check_text(text: str, context: ir.Context, filename: str = "-") -> None:
     """Raise DiagnosticError for text the upstream parser would abort on."""
+    for match in _PAD_AMOUNTS.finditer(text):
+        amounts = ",".join(g for g in match.groups() if g)
+        if re.search(r"(^|,)\s*-\s*\d", amounts):
+            raise _error_at(text, match.start(), "tensor.pad with a negative padding is not "
+                            "supported", context, filename)
     for match in _DENSE_ARRAY.finditer(text):
         if match.group(1) in _READABLE_ELEMENTS:
             continue

@@ -35,3 +35,22 @@ def test_readable_dense_arrays_parse(element, values):
 def test_comments_are_not_checked():
     text = "// array<index: 1>\n" + PROGRAM.format(element="i64", values="1")
     parse_module(text, make_context())
+
+
+def test_negative_pad_refused():
+    """tensor.pad's verifier aborts on a negative padding (a tensor type with a negative dim)."""
+    text = """func.func @f(%x: tensor<4xf16>) -> tensor<5xf16> {
+  %v = arith.constant 0.0 : f16
+  %p = tensor.pad %x low[1] high[-2147483649] {
+  ^bb0(%i: index):
+    tensor.yield %v : f16
+  } : tensor<4xf16> to tensor<5xf16>
+  return %p : tensor<5xf16>
+}
+"""
+    with pytest.raises(DiagnosticError) as failure:
+        parse_module(text, make_context(), "in.mlir")
+    (diagnostic,) = failure.value.diagnostics
+    assert str(diagnostic.resolved_position()) == "in.mlir:3:8"
+    assert diagnostic.message == "tensor.pad with a negative padding is not supported"
+    parse_module(text.replace("high[-2147483649]", "high[0]"), make_context())
