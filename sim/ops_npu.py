@@ -213,6 +213,22 @@ def npu_matmul(t, op, info):
     return run
 
 
+def _window_output(info, form: str, x, w, out, bias, filter_rank: int, strides, dilations):
+    """(OH, OW) of a conv of NHWC `x` with a KH x KW x C (x F) filter; a located
+    error unless the shapes form `form` for these strides and dilations."""
+    ok = len(x.shape) == 4 and len(w.shape) == filter_rank and w.shape[2] == x.shape[3]
+    if ok:
+        kh, kw, channels = w.shape[0], w.shape[1], w.shape[-1]
+        oh = numerics.conv_output_size(x.shape[1], kh, strides[0], dilations[0])
+        ow = numerics.conv_output_size(x.shape[2], kw, strides[1], dilations[1])
+        ok = out.shape == (x.shape[0], oh, ow, channels) and \
+            (bias is None or bias.shape == (channels,))
+    if not ok:
+        raise _shape_error(info, f"shapes do not form {form} for these strides and "
+                           "dilations", input=x, filter=w, output=out, bias=bias)
+    return oh, ow
+
+
 @impl("npu.conv2d")
 def npu_conv2d(t, op, info):
     slots = t.slots(op.operands)
@@ -224,16 +240,9 @@ def npu_conv2d(t, op, info):
         x, w, out = regs[slots[0]], regs[slots[1]], regs[slots[2]]
         bias = regs[slots[3]] if len(slots) > 3 else None
         _require_sram(info, input=x, filter=w, output=out, bias=bias)
-        ok = len(x.shape) == 4 and len(w.shape) == 4 and w.shape[2] == x.shape[3]
-        if ok:
-            kh, kw, c, f = w.shape
-            oh = numerics.conv_output_size(x.shape[1], kh, strides[0], dilations[0])
-            ow = numerics.conv_output_size(x.shape[2], kw, strides[1], dilations[1])
-            ok = out.shape == (x.shape[0], oh, ow, f) and (bias is None or bias.shape == (f,))
-        if not ok:
-            raise _shape_error(info, "shapes do not form NHWC * HWCF -> NHWC for these "
-                               "strides and dilations", input=x, filter=w, output=out,
-                               bias=bias)
+        oh, ow = _window_output(info, "NHWC * HWCF -> NHWC", x, w, out, bias, 4,
+                                strides, dilations)
+        kh, kw, c, f = w.shape
         m, k = x.shape[0] * oh * ow, kh * kw * c
         cycles, _ = costs.gemm_cycles(m, f, k, target, x.dtype == np.int8)
         reads = [x, w] + ([out] if accumulate else []) + ([bias] if bias else [])
@@ -257,16 +266,9 @@ def npu_depthwise_conv2d(t, op, info):
         x, w, out = regs[slots[0]], regs[slots[1]], regs[slots[2]]
         bias = regs[slots[3]] if len(slots) > 3 else None
         _require_sram(info, input=x, filter=w, output=out, bias=bias)
-        ok = len(x.shape) == 4 and len(w.shape) == 3 and w.shape[2] == x.shape[3]
-        if ok:
-            kh, kw, c = w.shape
-            oh = numerics.conv_output_size(x.shape[1], kh, strides[0], dilations[0])
-            ow = numerics.conv_output_size(x.shape[2], kw, strides[1], dilations[1])
-            ok = out.shape == (x.shape[0], oh, ow, c) and (bias is None or bias.shape == (c,))
-        if not ok:
-            raise _shape_error(info, "shapes do not form NHWC * HWC -> NHWC for these "
-                               "strides and dilations", input=x, filter=w, output=out,
-                               bias=bias)
+        oh, ow = _window_output(info, "NHWC * HWC -> NHWC", x, w, out, bias, 3,
+                                strides, dilations)
+        kh, kw, c = w.shape
         taps = kh * kw
         machine.run(info, "vector", costs.vector_cycles(out.size, target, taps),
                     [x, w] + ([bias] if bias else []), [out], macs=out.size * taps)
