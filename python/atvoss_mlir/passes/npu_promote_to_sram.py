@@ -28,174 +28,16 @@ import math
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, memref, scf
+from mlir.dialects import scf
 
 from ..dialects import npu
+from ..recipes import linalg_ops, tiling_problem
+from ..recipes.problem import (LOOP_ORDER_ATTR, TILE_SIZES_ATTR, OperandTile, Strided, Tiled,
+                               TilingProblem, Unsupported, Whole, Window)
+from ..recipes.tile_ir import (add, both, choose, compare, div, index, maximum, minimum, mul, rem,
+                               select_buffer, sub, subview, when)
 from . import ModulePass, PassContext
-from .npu_tile import (LOOP_ORDER_ATTR, TILE_SIZES_ATTR, OperandTile, Schedule, Strided, Tiled,
-                       TilingProblem, Unsupported, Whole, Window, linalg_ops, reuse_period,
-                       tiling_problem, trip_counts)
-
-DYNAMIC = ir.ShapedType.get_dynamic_size()
-
-
-# ---------------------------------------------------------------------------
-# Index arithmetic on Python ints (folded) and index values
-# ---------------------------------------------------------------------------
-
-def index(value):
-    if isinstance(value, ir.Value):
-        return value
-    return arith.ConstantOp(ir.IndexType.get(), value).result
-
-
-def add(a, b):
-    if isinstance(a, int) and isinstance(b, int):
-        return a + b
-    if b == 0:
-        return a
-    if a == 0:
-        return b
-    return arith.AddIOp(index(a), index(b)).result
-
-
-def sub(a, b):
-    if isinstance(a, int) and isinstance(b, int):
-        return a - b
-    if b == 0:
-        return a
-    return arith.SubIOp(index(a), index(b)).result
-
-
-def mul(a, b):
-    if isinstance(a, int) and isinstance(b, int):
-        return a * b
-    if b == 1:
-        return a
-    if a == 1:
-        return b
-    return arith.MulIOp(index(a), index(b)).result
-
-
-def div(a, b):
-    if isinstance(a, int):
-        return a // b
-    return a if b == 1 else arith.DivUIOp(a, index(b)).result
-
-
-def rem(a, b):
-    if isinstance(a, int):
-        return a % b
-    return 0 if b == 1 else arith.RemUIOp(a, index(b)).result
-
-
-def minimum(a, b):
-    if isinstance(a, int) and isinstance(b, int):
-        return min(a, b)
-    return arith.MinSIOp(index(a), index(b)).result
-
-
-def maximum(a, b):
-    if isinstance(a, int) and isinstance(b, int):
-        return max(a, b)
-    return arith.MaxSIOp(index(a), index(b)).result
-
-
-def compare(predicate: str, a, b):
-    """An i1 value, or a Python bool when both sides are ints."""
-    if isinstance(a, int) and isinstance(b, int):
-        return {"eq": a == b, "ne": a != b, "ult": a < b, "slt": a < b}[predicate]
-    kind = getattr(arith.CmpIPredicate, predicate)
-    return arith.CmpIOp(kind, index(a), index(b)).result
-
-
-def both(a, b):
-    if a is False or b is False:
-        return False
-    if a is True:
-        return b
-    if b is True:
-        return a
-    return arith.AndIOp(a, b).result
-
-
-def when(condition, emit) -> None:
-    """Run `emit()` under `condition` (a Python bool or an i1 value)."""
-    if condition is False:
-        return
-    if condition is True:
-        emit()
-        return
-    branch = scf.IfOp(condition)
-    with ir.InsertionPoint(branch.then_block):
-        emit()
-        scf.YieldOp([])
-
-
-def choose(condition, then_emit, else_emit) -> None:
-    if condition is True or condition is False:
-        (then_emit if condition else else_emit)()
-        return
-    branch = scf.IfOp(condition, has_else=True)
-    with ir.InsertionPoint(branch.then_block):
-        then_emit()
-        scf.YieldOp([])
-    with ir.InsertionPoint(branch.else_block):
-        else_emit()
-        scf.YieldOp([])
-
-
-# ---------------------------------------------------------------------------
-# Memref views
-# ---------------------------------------------------------------------------
-
-def subview(source: ir.Value, offsets, sizes, dropped=(), steps=None) -> ir.Value:
-    """memref.subview with mixed static/dynamic offsets and sizes; `dropped`
-    dims (of static size 1) are removed from the result."""
-    source_type = ir.MemRefType(source.type)
-    strides, offset = source_type.get_strides_and_offset()
-    steps = steps or [1] * len(sizes)
-    if all(isinstance(o, int) for o in offsets) and offset != DYNAMIC:
-        result_offset = offset + sum(o * s for o, s in zip(offsets, strides))
-    else:
-        result_offset = DYNAMIC
-    shape = [s if isinstance(s, int) else DYNAMIC for s in sizes]
-    result_strides = [s * step for s, step in zip(strides, steps)]
-    keep = [i for i in range(len(shape)) if i not in dropped]
-    layout = ir.StridedLayoutAttr.get(result_offset, [result_strides[i] for i in keep])
-    result_type = ir.MemRefType.get([shape[i] for i in keep], source_type.element_type,
-                                    layout, source_type.memory_space)
-    return memref.SubViewOp(
-        result_type, source,
-        [o for o in offsets if isinstance(o, ir.Value)],
-        [s for s in sizes if isinstance(s, ir.Value)], [],
-        [o if isinstance(o, int) else DYNAMIC for o in offsets],
-        shape, list(steps)).result
-
-
-def collapse_to_matrix(buffer: ir.Value, row_dims: int) -> ir.Value:
-    """View an identity-layout SRAM buffer as 2-D: the first `row_dims` dims as rows."""
-    buffer_type = ir.MemRefType(buffer.type)
-    shape = list(buffer_type.shape)
-    rows, cols = math.prod(shape[:row_dims]), math.prod(shape[row_dims:])
-    result = ir.MemRefType.get([rows, cols], buffer_type.element_type,
-                               memory_space=buffer_type.memory_space)
-    groups = [list(range(row_dims)), list(range(row_dims, len(shape)))]
-    reassociation = ir.ArrayAttr.get([
-        ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d) for d in g])
-        for g in groups])
-    return memref.CollapseShapeOp(result, buffer, reassociation).result
-
-
-def select_buffer(buffers: list[ir.Value], slot) -> ir.Value:
-    if len(buffers) == 1:
-        return buffers[0]
-    if isinstance(slot, int):
-        return buffers[slot]
-    chosen = buffers[-1]
-    for i in range(len(buffers) - 2, -1, -1):
-        chosen = arith.SelectOp(compare("eq", slot, i), buffers[i], chosen).result
-    return chosen
+from .npu_tile import Schedule, reuse_period, trip_counts
 
 
 # ---------------------------------------------------------------------------
@@ -222,6 +64,7 @@ class TileProgram:
     def __init__(self, problem: TilingProblem, schedule: Schedule, stages: int, target,
                  after_fallback: bool = False):
         self.problem = problem
+        self.recipe = problem.recipe
         self.after_fallback = after_fallback
         self.schedule = schedule
         self.target = target
@@ -336,7 +179,7 @@ class TileProgram:
 
     def broadcasts(self, operand: OperandTile) -> bool:
         """An elementwise input kept at the output's rank with unit dims."""
-        return self.problem.kind == "elementwise" and not operand.is_output
+        return self.recipe.broadcast_inputs(self.problem) and not operand.is_output
 
     def compute_view(self, role: str, t, index: TileIndex) -> ir.Value:
         """The SRAM view of an operand's tile, at the size this iteration computes."""
@@ -427,7 +270,7 @@ class TileProgram:
         reduction_steps = math.prod(self.trips[d] for d, dim in enumerate(self.problem.dims)
                                     if dim.reduction)
         index = self.tile_index(t)
-        if reduction_steps == 1 or not self.has_variants():
+        if reduction_steps == 1 or not self.recipe.matrix_unit:
             self.emit_compute(t, index, first=True, last=True) if reduction_steps == 1 else \
                 self.emit_compute(t, index, first=None, last=None)
             return
@@ -437,9 +280,6 @@ class TileProgram:
         choose(is_first, lambda: self.emit_compute(t, index, first=True, last=False),
                lambda: choose(is_last, lambda: self.emit_compute(t, index, False, True),
                               lambda: self.emit_compute(t, index, False, False)))
-
-    def has_variants(self) -> bool:
-        return self.problem.kind in ("matmul", "batch_matmul", "conv2d")
 
     def accumulates(self, first) -> bool:
         """Whether the matrix op adds to the output it finds."""
@@ -454,95 +294,10 @@ class TileProgram:
         return self.activation, self.clip[0], self.clip[1]
 
     def emit_compute(self, t, index: TileIndex, first, last) -> None:
-        kind = self.problem.kind
-        view = lambda role: self.compute_view(role, t, index)  # noqa: E731
-        out = view("output")
-        if first and self.problem.init_value not in (None, 0.0) and kind in (
-                "matmul", "batch_matmul", "conv2d"):
+        out = self.compute_view("output", t, index)
+        if first and self.problem.init_value not in (None, 0.0) and self.recipe.matrix_unit:
             npu.FillOp(out, self.problem.init_value)
-        accumulate = self.accumulates(first)
-        activation, clip_min, clip_max = self.epilogue(last)
-        if kind in ("matmul", "batch_matmul"):
-            npu.MatmulOp(view("lhs"), view("rhs"), out, accumulate, activation,
-                         clip_min=clip_min, clip_max=clip_max)
-        elif kind == "conv2d":
-            self.emit_conv(t, index, out, accumulate, activation, clip_min, clip_max)
-        elif kind == "depthwise_conv2d":
-            details = self.problem.details
-            bias = view("bias") if "bias" in self.staged else None
-            npu.DepthwiseConv2dOp(view("input"), view("filter"), out, details["strides"],
-                                  details["dilations"], self.activation, bias=bias,
-                                  clip_min=self.clip[0], clip_max=self.clip[1])
-        elif kind == "pool2d":
-            details = self.problem.details
-            pool = details["pool"]
-            npu.Pool2dOp(view("input"), out, "max" if pool == "max" else "avg",
-                         list(details["window"]), details["strides"])
-            if pool == "sum":
-                npu.ElementwiseOp(out, self.window_count, out, "mul")
-        elif kind == "fill":
-            npu.FillOp(out, self.problem.details["value"])
-        elif kind == "transpose":
-            npu.TransposeOp(view("input"), out, self.problem.details["permutation"])
-        elif kind == "elementwise":
-            self.emit_elementwise(t, index, out)
-
-    def emit_conv(self, t, index, out, accumulate, activation, clip_min, clip_max) -> None:
-        details = self.problem.details
-        strategy = details["strategy"]
-        image = self.compute_view("input", t, index)
-        if strategy == "direct":
-            npu.Conv2dOp(image, self.compute_view("filter", t, index), out,
-                         details["strides"], details["dilations"], accumulate, activation,
-                         clip_min=clip_min, clip_max=clip_max)
-            return
-        # GEMM forms: output pixels x filters = (pixels x K) * (K x filters).
-        pixels = mul(mul(index.sizes[0], index.sizes[1]), index.sizes[2])
-        filters, channels = index.sizes[3], index.sizes[4]
-        kh, kw = details["kernel"]
-        out_matrix = subview(collapse_to_matrix(self.buffer("output", t), 3), [0, 0],
-                             [pixels, filters])
-        weights = subview(collapse_to_matrix(self.buffer("filter", t), 3), [0, 0],
-                          [mul(kh * kw, channels), filters])
-        if strategy == "im2col":
-            columns = subview(self.columns, [0, 0], [pixels, mul(kh * kw, channels)])
-            npu.Im2colOp(image, columns, [kh, kw], details["strides"], details["dilations"])
-        else:  # implicit GEMM: a 1x1 conv's input tile is already the GEMM's lhs
-            columns = subview(collapse_to_matrix(self.buffer("input", t), 3), [0, 0],
-                              [pixels, channels])
-        npu.MatmulOp(columns, weights, out_matrix, accumulate, activation,
-                     clip_min=clip_min, clip_max=clip_max)
-
-    def emit_elementwise(self, t, index, out) -> None:
-        steps = self.problem.details["steps"]
-        inputs = {}
-
-        def value(ref):
-            if ref[0] == "in":
-                if ref[1] not in inputs:
-                    inputs[ref[1]] = self.compute_view(f"in{ref[1]}", t, index)
-                return inputs[ref[1]]
-            if ref[0] == "const":
-                return self.constants[ref[1]]
-            return results[ref[1]]
-        results = []
-        for number, step in enumerate(steps):
-            last = number == len(steps) - 1
-            target = out if last else subview(self.temporaries[number],
-                                              [0] * len(index.sizes), index.sizes)
-            if step[0] == "binary":
-                npu.ElementwiseOp(value(step[2]), value(step[3]), target, step[1])
-            elif step[0] == "activation":
-                npu.ActivationOp(value(step[2]), target, step[1], clip_min=step[4],
-                                 clip_max=step[5])
-            else:  # copy, broadcasting the input over the tile
-                source = value(step[1])
-                if ir.MemRefType(source.type).shape == ir.MemRefType(target.type).shape:
-                    npu.ActivationOp(source, target, "none")
-                else:
-                    npu.FillOp(target, 0.0)
-                    npu.ElementwiseOp(target, source, target, "add")
-            results.append(target)
+        self.recipe.emit(self, t, index, out, first, last)
 
     # -- the program -----------------------------------------------------------------
     def emit(self) -> None:
@@ -582,8 +337,7 @@ class TileProgram:
         operand = staged.operand
         if not operand.is_output:
             return True
-        return self.problem.kind in ("matmul", "batch_matmul", "conv2d") \
-            and self.problem.init_value is None
+        return self.recipe.reads_output(self.problem)
 
     def pipelined_iteration(self, t, groups, output_period) -> None:
         self.compute(t)
@@ -612,29 +366,9 @@ class TileProgram:
             when(is_last, lambda: self.store(t))
 
     def allocate_temporaries(self) -> None:
-        problem = self.problem
-        self.temporaries, self.constants = {}, {}
-        output = self.staged[problem.output.role]
-        element_type = problem.output.element_type
-        if problem.kind == "elementwise":
-            steps = problem.details["steps"]
-            for number in range(len(steps) - 1):
-                self.temporaries[number] = self.alloc(output.sram_shape, element_type)
-            for step in steps:
-                if step[0] == "binary" and step[3][0] == "const" \
-                        and step[3][1] not in self.constants:
-                    buffer = self.alloc([1], element_type)
-                    npu.FillOp(buffer, step[3][1])
-                    self.constants[step[3][1]] = buffer
-        if problem.kind == "pool2d" and problem.details["pool"] == "sum":
-            self.window_count = self.alloc([1], element_type)
-            kh, kw = problem.details["window"]
-            npu.FillOp(self.window_count, float(kh * kw))
-        if problem.kind == "conv2d" and problem.details["strategy"] == "im2col":
-            kh, kw = problem.details["kernel"]
-            pixels = self.tiles[0] * self.tiles[1] * self.tiles[2]
-            self.columns = self.alloc([pixels, kh * kw * self.tiles[4]],
-                                      problem.operand("input").element_type)
+        self.temporaries, self.constants = [], {}
+        self.window_count = self.columns = None
+        self.recipe.allocate_temporaries(self)
 
     def fill_padding_once(self) -> None:
         """Fill every buffer of a padded input with the pad value before any DMA;
@@ -647,7 +381,7 @@ class TileProgram:
             for buffer in staged.buffers:
                 npu.FillOp(buffer, operand.pad_value)
                 filled = True
-        if filled or self.constants or getattr(self, "window_count", None) is not None \
+        if filled or self.constants or self.window_count is not None \
                 or self.after_fallback:
             # The fills run on the vector unit and a fallback op before this program
             # may still be writing its input: only a barrier orders DMAs after them.
@@ -711,4 +445,3 @@ class NpuPromoteToSram(ModulePass):
                 op.erase()
                 for absorbed_op in absorbed:
                     absorbed_op.erase()
-
