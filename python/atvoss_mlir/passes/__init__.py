@@ -26,6 +26,7 @@ _REGISTRY = {
     "npu-select-conv-strategy": "npu_select_conv_strategy:NpuSelectConvStrategy",
     "npu-tile": "npu_tile:NpuTile",
     "npu-promote-to-sram": "npu_promote_to_sram:NpuPromoteToSram",
+    "npu-convert-linalg-to-npu": "npu_convert_linalg_to_npu:NpuConvertLinalgToNpu",
     "npu-allocate-sram": "npu_allocate_sram:NpuAllocateSram",
 }
 

@@ -1,23 +1,27 @@
 """npu-promote-to-sram: run each tiled linalg op on SRAM tiles with DMA.
 
-For an op that `npu-tile` annotated (`npu.tile_sizes`, `npu.loop_order`) this
-pass replaces the op with one loop over its tiles (the tile loops flattened,
-outermost first) that:
+Input: the loop nests `npu-tile` made with upstream tiling (`scf.for` over a
+linalg op on `memref.subview`s of DRAM buffers). For each nest this pass
+  * flattens the nest into one loop over the tiles (upstream `loop.coalesce`),
+    whose body computes each tile's offsets and sizes;
   * keeps every operand tile in SRAM (`npu.alloc`, memory space 1), allocated
     at the full tile size; partial tiles at the edges use a subview of it;
   * moves tiles with `npu.dma_load` / `npu.dma_store` and `npu.wait`. A tile is
     loaded only when it changes: weights that do not depend on the inner loops
     stay resident, the accumulator stays in SRAM across the reduction loop and
     is stored once, after its last reduction step;
-  * computes on the tiles with npu.matmul / conv2d / im2col / depthwise_conv2d /
-    pool2d / elementwise / activation / transpose / fill, with the activation
-    epilogue on the last reduction step;
+  * runs the linalg op on the SRAM tiles, with its initial value (a fill, a
+    bias) written into the SRAM tile on the first reduction step and its
+    activation epilogue (`npu.activation`) on the last; `npu-convert-linalg-to-npu`
+    then turns it into npu compute ops;
   * with pipeline-stages >= 2, gives every changing tile `stages` SRAM buffers
     and issues the DMA of the next tile before waiting for the current tile's
     compute: iteration t issues compute(t), then the store of tile t-1 and the
     loads of tile t+1 (each waited), then an `npu.barrier`, so the DMA of t+1
     overlaps the compute of t and no DMA touches a buffer compute still uses.
-    With 1 stage the loads of tile t are waited before compute(t).
+    The offsets and sizes of tiles t-1 and t+1 are the loop body's own index
+    computations, cloned for that iteration. With 1 stage the loads of tile t
+    are waited before compute(t).
 Padding folded from a tensor.pad (bufferized as a padded copy) is produced in
 SRAM: the pad value is filled into the halo rows the DMA does not write.
 """
@@ -28,16 +32,36 @@ import math
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import scf
+from mlir.dialects import arith, linalg
 
 from ..dialects import npu
 from ..recipes import linalg_ops, tiling_problem
-from ..recipes.problem import (LOOP_ORDER_ATTR, TILE_SIZES_ATTR, OperandTile, Strided, Tiled,
-                               TilingProblem, Unsupported, Whole, Window)
-from ..recipes.tile_ir import (add, both, choose, compare, div, index, maximum, minimum, mul, rem,
-                               select_buffer, sub, subview, when)
+from ..recipes.loops import Iteration, flatten
+from ..recipes.problem import (ACTIVATION_ATTR, INIT_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR,
+                               OperandTile, Strided, Tiled, TilingProblem, Unsupported, Whole,
+                               Window, tile_nest_root)
+from ..recipes.tile_ir import (add, both, choose, compare, div, index, maximum, minimum, mixed,
+                               mul, rem, select_buffer, sub, subview, when)
 from . import ModulePass, PassContext
 from .npu_tile import Schedule, reuse_period, trip_counts
+
+
+def sram_constant(value: float, buffer: ir.Value) -> ir.Value:
+    """A scalar constant of the buffer's element type."""
+    element_type = ir.MemRefType(buffer.type).element_type
+    if isinstance(element_type, ir.IntegerType):
+        return arith.ConstantOp(element_type, int(value)).result
+    return arith.ConstantOp(element_type, float(value)).result
+
+
+def mark_init() -> None:
+    """Mark the op just built (a linalg builder on memrefs returns no result) as
+    writing an output tile's initial value."""
+    point = ir.InsertionPoint.current
+    operations = list(point.block.operations)
+    position = len(operations) if point.ref_operation is None else \
+        operations.index(point.ref_operation)
+    operations[position - 1].operation.attributes[INIT_ATTR] = ir.UnitAttr.get()
 
 
 # ---------------------------------------------------------------------------
@@ -61,12 +85,13 @@ class Staged:
 
 
 class TileProgram:
-    def __init__(self, problem: TilingProblem, schedule: Schedule, stages: int, target,
+    def __init__(self, problem: TilingProblem, schedule: Schedule, loop, stages: int, target,
                  after_fallback: bool = False):
         self.problem = problem
         self.recipe = problem.recipe
+        self.op = problem.op
+        self.loop = loop
         self.after_fallback = after_fallback
-        self.schedule = schedule
         self.target = target
         self.tiles = list(schedule.tiles)
         self.order = list(schedule.order)
@@ -74,22 +99,48 @@ class TileProgram:
         self.iterations = math.prod(self.trips)
         self.stages = stages if self.iterations > 1 else 1
         self.channel = 0
-        op = problem.op
-        self.activation = ir.StringAttr(op.attributes["npu.activation"]).value \
-            if "npu.activation" in op.attributes else "none"
-        self.clip = [ir.FloatAttr(op.attributes[name]).value if name in op.attributes else None
-                     for name in ("npu.clip_min", "npu.clip_max")]
+        self.dim_views = self.views_of_dims()
 
     # -- iteration space -------------------------------------------------------------
+    def views_of_dims(self) -> dict:
+        """For each loop dim, (subview op, axis) of an operand tile it indexes."""
+        found = {}
+        for operand, view in zip(self.problem.operands, self.operand_views()):
+            if view is None or not isinstance(view, ir.OpResult) \
+                    or view.owner.name != "memref.subview":
+                continue
+            for axis, part in enumerate(operand.region):
+                if isinstance(part, Tiled):
+                    found.setdefault(part.dim, (view.owner, axis))
+        return found
+
+    def operand_views(self) -> list:
+        """The tiled op's operand for each problem operand (None for a folded bias)."""
+        operands = list(self.op.operands)
+        inputs = len(operands) - 1
+        views = []
+        for operand in self.problem.operands:
+            if operand.is_output:
+                views.append(operands[-1])
+            elif operand.role.startswith("in") and operand.role[2:].isdigit():
+                views.append(operands[int(operand.role[2:])])
+            else:
+                position = {"lhs": 0, "rhs": 1, "input": 0, "filter": 1}.get(operand.role)
+                views.append(operands[position] if position is not None and position < inputs
+                             else None)
+        return views
+
     def tile_index(self, t) -> TileIndex:
-        offsets, sizes = [None] * len(self.tiles), [None] * len(self.tiles)
-        stride = 1
-        for d in reversed(self.order):
-            position = rem(div(t, stride), self.trips[d])
-            stride *= self.trips[d]
-            tile, size = self.tiles[d], self.problem.dims[d].size
-            offsets[d] = mul(position, tile)
-            sizes[d] = tile if size % tile == 0 else minimum(tile, sub(size, offsets[d]))
+        """The offsets and sizes of tile t, from the loop body's index computations."""
+        iteration = Iteration(self.loop, index(t) if isinstance(t, int) else t)
+        offsets, sizes = [], []
+        for d, dim in enumerate(self.problem.dims):
+            if d not in self.dim_views or self.trips[d] == 1:
+                offsets.append(0), sizes.append(dim.size)
+                continue
+            view, axis = self.dim_views[d]
+            offsets.append(iteration.value(mixed(view, "offsets")[axis]))
+            sizes.append(iteration.value(mixed(view, "sizes")[axis]))
         return TileIndex(offsets, sizes)
 
     def changes_at(self, period, t):
@@ -108,14 +159,24 @@ class TileProgram:
             self.staged[operand.role] = Staged(operand, buffers, period, shape)
 
     def sram_shape(self, operand: OperandTile) -> list[int]:
-        shape = operand.sram_shape(self.tiles)
         if self.broadcasts(operand):
             # A broadcast input keeps the output's rank with unit dims, so the
             # vector unit broadcasts it by numpy rules.
-            rank = len(self.problem.dims)
             kept = [part.dim for part in operand.region]
-            return [self.tiles[d] if d in kept else 1 for d in range(rank)]
-        return shape
+            return [self.tiles[d] if d in kept else 1 for d in range(len(self.problem.dims))]
+        return operand.extents(self.tiles)
+
+    def broadcasts(self, operand: OperandTile) -> bool:
+        """An elementwise input kept at the output's rank with unit dims."""
+        return self.recipe.broadcast_inputs(self.problem) and not operand.is_output
+
+    def at_output_rank(self, operand: OperandTile, buffer, offsets, sizes) -> ir.Value:
+        """The operand-rank view of a broadcast input's output-rank buffer."""
+        rank = len(self.problem.dims)
+        by_dim = {part.dim: i for i, part in enumerate(operand.region)}
+        return subview(buffer, [offsets[by_dim[d]] if d in by_dim else 0 for d in range(rank)],
+                       [sizes[by_dim[d]] if d in by_dim else 1 for d in range(rank)],
+                       tuple(d for d in range(rank) if d not in by_dim))
 
     def alloc(self, shape, element_type) -> ir.Value:
         buffer = npu.AllocOp(npu.sram_memref(shape, element_type)).result
@@ -164,27 +225,16 @@ class TileProgram:
                 sram_offsets.append(skipped), sram_sizes.append(count)
                 if operand.pad_value is not None and self.trips[part.dim] > 1:
                     pad_fills.append((axis, skipped, add(skipped, count), extent))
-        dram = subview(operand.value, dram_offsets, dram_sizes, operand.dropped, steps)
+        dram = subview(operand.value, dram_offsets, dram_sizes, (), steps)
         if self.broadcasts(operand):
-            # The buffer has the output's rank; view it at the DRAM tile's rank.
-            rank = len(self.problem.dims)
-            by_dim = {part.dim: i for i, part in enumerate(operand.region)}
-            offsets = [sram_offsets[by_dim[d]] if d in by_dim else 0 for d in range(rank)]
-            sizes = [sram_sizes[by_dim[d]] if d in by_dim else 1 for d in range(rank)]
-            sram = subview(buffer, offsets, sizes, tuple(d for d in range(rank) if d not in by_dim))
+            sram = self.at_output_rank(operand, buffer, sram_offsets, sram_sizes)
         else:
-            keep = [i for i in range(len(sram_sizes)) if i not in operand.dropped]
-            sram = subview(buffer, [sram_offsets[i] for i in keep], [sram_sizes[i] for i in keep])
+            sram = subview(buffer, sram_offsets, sram_sizes)
         return dram, sram, buffer, pad_fills
-
-    def broadcasts(self, operand: OperandTile) -> bool:
-        """An elementwise input kept at the output's rank with unit dims."""
-        return self.recipe.broadcast_inputs(self.problem) and not operand.is_output
 
     def compute_view(self, role: str, t, index: TileIndex) -> ir.Value:
         """The SRAM view of an operand's tile, at the size this iteration computes."""
         operand = self.staged[role].operand
-        buffer = self.buffer(role, t)
         sizes = []
         for part in operand.region:
             if isinstance(part, Whole):
@@ -195,12 +245,8 @@ class TileProgram:
                 sizes.append(add(mul(sub(index.sizes[part.dim], 1), part.stride),
                                  (part.kernel - 1) * part.dilation + 1))
         if self.broadcasts(operand):
-            rank = len(self.problem.dims)
-            by_dim = {part.dim: size for part, size in zip(operand.region, sizes)}
-            sizes = [by_dim.get(d, 1) for d in range(rank)]
-            return subview(buffer, [0] * rank, sizes)
-        sizes = [s for i, s in enumerate(sizes) if i not in operand.dropped]
-        return subview(buffer, [0] * len(sizes), sizes)
+            return self.at_output_rank(operand, self.buffer(role, t), [0] * len(sizes), sizes)
+        return subview(self.buffer(role, t), [0] * len(sizes), sizes)
 
     # -- DMA ---------------------------------------------------------------------------
     def next_channel(self) -> int:
@@ -254,7 +300,7 @@ class TileProgram:
         sizes = list(shape)
         offsets[axis] = low
         sizes[axis] = maximum(sub(high, low), 0)
-        npu.FillOp(subview(buffer, offsets, sizes), operand.pad_value)
+        linalg.fill(sram_constant(operand.pad_value, buffer), outs=[subview(buffer, offsets, sizes)])
 
     def store(self, t) -> None:
         index = self.tile_index(t)
@@ -281,55 +327,70 @@ class TileProgram:
                lambda: choose(is_last, lambda: self.emit_compute(t, index, False, True),
                               lambda: self.emit_compute(t, index, False, False)))
 
-    def accumulates(self, first) -> bool:
-        """Whether the matrix op adds to the output it finds."""
-        if first is None or not first:
-            return True
-        init = self.problem.init_value
-        return init is None or init != 0.0
-
-    def epilogue(self, last):
-        if last is False or self.activation == "none":
-            return "none", None, None
-        return self.activation, self.clip[0], self.clip[1]
-
     def emit_compute(self, t, index: TileIndex, first, last) -> None:
-        out = self.compute_view("output", t, index)
-        if first and self.problem.init_value not in (None, 0.0) and self.recipe.matrix_unit:
-            npu.FillOp(out, self.problem.init_value)
-        self.recipe.emit(self, t, index, out, first, last)
+        """The tiled op on SRAM tiles, after the output tile's initial value (a fill or
+        a bias, marked INIT_ATTR) on the first reduction step; the activation
+        epilogue stays on the op only on the last step."""
+        out = self.compute_view(self.problem.output.role, t, index)
+        problem = self.problem
+        if first and "bias" in self.staged:
+            bias = self.compute_view("bias", t, index)
+            linalg.broadcast(bias, outs=[out], dimensions=[0, 1, 2])
+            mark_init()
+        elif first and problem.init_value is not None and not self.recipe.reads_output(problem):
+            linalg.fill(sram_constant(problem.init_value, out), outs=[out])
+            mark_init()
+        tile_of = {}
+        for operand, view in zip(problem.operands, self.operand_views()):
+            if view is not None and view not in tile_of:
+                tile_of[view] = out if operand.is_output else \
+                    self.compute_view(operand.role, t, index)
+        compute = self.op.clone()
+        for number, operand in enumerate(compute.operands):
+            if operand in tile_of:
+                compute.operands[number] = tile_of[operand]
+        if last is False and ACTIVATION_ATTR in compute.attributes:
+            for name in (ACTIVATION_ATTR, "npu.clip_min", "npu.clip_max"):
+                if name in compute.attributes:
+                    del compute.attributes[name]
+        for name in (TILE_SIZES_ATTR, LOOP_ORDER_ATTR):
+            del compute.attributes[name]
+        self.recipe.on_sram_tiles(compute, problem)
 
     # -- the program -----------------------------------------------------------------
     def emit(self) -> None:
-        problem = self.problem
-        self.allocate()
-        self.allocate_temporaries()
-        self.fill_padding_once()
-        inputs = [s for s in self.staged.values() if self.loads(s)]
-        resident = [s.operand.role for s in inputs if s.period is None]
-        groups = {}
-        for staged in inputs:
-            if staged.period is not None:
-                groups.setdefault(staged.period, []).append(staged.operand.role)
-        self.load(resident + [role for roles in groups.values() for role in roles], 0)
-        output_period = reuse_period(problem.output, self.order, self.trips)
-        if self.iterations == 1:
-            self.compute(0)
-            npu.BarrierOp()
-            self.store(0)
-        else:
-            loop = scf.ForOp(index(0), index(self.iterations), index(1))
-            with ir.InsertionPoint(loop.body):
-                t = loop.induction_variable
+        """The program around and in the tile loop: buffers and the first loads
+        before it, the pipelined iteration in its body (at the tiled op), the last
+        store and the deallocations after it."""
+        root = self.loop if self.loop is not None else self.op
+        with ir.InsertionPoint(root):
+            self.allocate()
+            self.fill_padding_once()
+            inputs = [s for s in self.staged.values() if self.loads(s)]
+            resident = [s.operand.role for s in inputs if s.period is None]
+            groups = {}
+            for staged in inputs:
+                if staged.period is not None:
+                    groups.setdefault(staged.period, []).append(staged.operand.role)
+            self.load(resident + [role for roles in groups.values() for role in roles], 0)
+        output_period = reuse_period(self.problem.output, self.order, self.trips)
+        with ir.InsertionPoint(self.op):
+            if self.loop is None:
+                self.compute(0)
+                npu.BarrierOp()
+                self.store(0)
+            else:
+                t = self.loop.regions[0].blocks[0].arguments[0]
                 if self.stages > 1:
                     self.pipelined_iteration(t, groups, output_period)
                 else:
                     self.sequential_iteration(t, groups, output_period)
-                scf.YieldOp([])
-            if self.stages > 1 or output_period is None:
+        with ir.InsertionPoint.after(root) if self.loop is not None else ir.InsertionPoint(root):
+            if self.loop is not None and (self.stages > 1 or output_period is None):
                 self.store(self.iterations - 1)
-        for buffer in reversed(self.allocs):
-            npu.DeallocOp(buffer)
+            for buffer in reversed(self.allocs):
+                npu.DeallocOp(buffer)
+        self.op.erase()
 
     def loads(self, staged: Staged) -> bool:
         """Whether the operand's tiles come from DRAM (inputs, and an output that
@@ -337,7 +398,8 @@ class TileProgram:
         operand = staged.operand
         if not operand.is_output:
             return True
-        return self.recipe.reads_output(self.problem)
+        return self.problem.kind in ("matmul", "batch_matmul", "conv2d") \
+            and self.problem.init_value is None
 
     def pipelined_iteration(self, t, groups, output_period) -> None:
         self.compute(t)
@@ -365,11 +427,6 @@ class TileProgram:
                 if output_period > 1 else True
             when(is_last, lambda: self.store(t))
 
-    def allocate_temporaries(self) -> None:
-        self.temporaries, self.constants = [], {}
-        self.window_count = self.columns = None
-        self.recipe.allocate_temporaries(self)
-
     def fill_padding_once(self) -> None:
         """Fill every buffer of a padded input with the pad value before any DMA;
         DMAs then only overwrite the interior (halo rows are refilled per tile)."""
@@ -379,10 +436,9 @@ class TileProgram:
             if operand.pad_value is None or not any(isinstance(p, Window) for p in operand.region):
                 continue
             for buffer in staged.buffers:
-                npu.FillOp(buffer, operand.pad_value)
+                linalg.fill(sram_constant(operand.pad_value, buffer), outs=[buffer])
                 filled = True
-        if filled or self.constants or self.window_count is not None \
-                or self.after_fallback:
+        if filled or self.after_fallback:
             # The fills run on the vector unit and a fallback op before this program
             # may still be writing its input: only a barrier orders DMAs after them.
             npu.BarrierOp()
@@ -418,8 +474,8 @@ def schedule_of(op, problem: TilingProblem) -> Schedule | None:
 @dataclass(frozen=True)
 class NpuPromoteToSram(ModulePass):
     argument = "npu-promote-to-sram"
-    summary = "Run tiled linalg ops on SRAM tiles: npu.alloc, DMA with waits, npu compute " \
-              "ops, multi-buffering for pipeline-stages > 1"
+    summary = "Run tiled linalg ops on SRAM tiles: npu.alloc, DMA with waits, " \
+              "multi-buffering for pipeline-stages > 1"
 
     def run(self, module: ir.Operation, context: PassContext) -> None:
         with module.context:
@@ -433,15 +489,26 @@ class NpuPromoteToSram(ModulePass):
                     context.diagnostics.error(op.location, f"'{op.name}' cannot be lowered: {reason}")
                     continue
                 schedule = schedule_of(op, problem)
-                if schedule is None:
+                loop = flatten(op) if schedule is not None else None
+                if schedule is None or not self.matches(problem, schedule, loop):
                     context.diagnostics.error(op.location, f"'{op.name}' has malformed "
                                                            f"{TILE_SIZES_ATTR}/{LOOP_ORDER_ATTR}")
                     continue
                 absorbed = problem.absorbed_ops
-                after_fallback = fallback_may_be_running(op, absorbed)
-                with op.location, ir.InsertionPoint(op):
-                    TileProgram(problem, schedule, target.pipeline_stages, target,
+                root = tile_nest_root(op.operation)
+                after_fallback = fallback_may_be_running(root, absorbed)
+                with op.location:
+                    TileProgram(problem, schedule, loop, target.pipeline_stages, target,
                                 after_fallback).emit()
-                op.erase()
                 for absorbed_op in absorbed:
                     absorbed_op.erase()
+
+    @staticmethod
+    def matches(problem: TilingProblem, schedule: Schedule, loop) -> bool:
+        """Whether the tile loop (None: untiled) has one iteration per tile."""
+        iterations = math.prod(trip_counts(problem, schedule.tiles))
+        if loop is None:
+            return iterations == 1
+        upper = list(loop.operands)[1].owner
+        return upper.name == "arith.constant" and \
+            ir.IntegerAttr(upper.attributes["value"]).value == iterations

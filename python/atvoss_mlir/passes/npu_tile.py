@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from mlir import ir
 
 from ..recipes import linalg_ops, tiling_problem
+from ..recipes.loops import tile_with_loops
 from ..recipes.problem import (LOOP_ORDER_ATTR, TILE_SIZES_ATTR, LoopDim, OperandTile, Strided,
                                TilingProblem, Unsupported, element_bytes)
 from ..target import NpuTarget
@@ -194,6 +195,36 @@ def describe(problem: TilingProblem, schedule: Schedule) -> str:
            f"estimated {schedule.cycles} cycles"
 
 
+def given_schedule(op, problem: TilingProblem, target: NpuTarget, stages: int):
+    """The schedule written on the op (`npu.tile_sizes`, `npu.loop_order`), as
+    (Schedule or None if it does not fit, its working set); (None, None) when
+    the attributes do not match the op's loops."""
+    if TILE_SIZES_ATTR not in op.attributes or LOOP_ORDER_ATTR not in op.attributes:
+        return None, None
+    tiles = list(ir.DenseI64ArrayAttr(op.attributes[TILE_SIZES_ATTR]))
+    order = tuple(ir.DenseI64ArrayAttr(op.attributes[LOOP_ORDER_ATTR]))
+    if len(tiles) != len(problem.dims) or sorted(order) != list(range(len(problem.dims))) \
+            or min(tiles) < 1:
+        return None, None
+    tiles = tuple(min(t, d.size) for t, d in zip(tiles, problem.dims))
+    size = working_set(problem, tiles, order, stages, target.sram_alignment)
+    if size > target.max_sram_bytes:
+        return None, size
+    return Schedule(tiles, order, estimate(problem, tiles, order, target, stages), size), size
+
+
+def loop_tiles(problem: TilingProblem, schedule: Schedule) -> tuple[list[int], list[int]]:
+    """Upstream tile sizes per loop of the linalg op (0: a dim of one tile is
+    not tiled) and the loop interchange, outermost first, of a schedule."""
+    loop_count, positions = problem.recipe.loop_positions(problem)
+    sizes = [0] * loop_count
+    for dim, trips in enumerate(trip_counts(problem, schedule.tiles)):
+        if trips > 1:
+            sizes[positions[dim]] = schedule.tiles[dim]
+    interchange = [positions[dim] for dim in schedule.order]
+    return sizes, interchange + [loop for loop in range(loop_count) if loop not in interchange]
+
+
 # ---------------------------------------------------------------------------
 # The pass
 # ---------------------------------------------------------------------------
@@ -234,7 +265,14 @@ class NpuTile(ModulePass):
                 if explicit is not None and min(explicit) < 1:
                     diagnostics.error(op.location, "tile sizes must be positive")
                     continue
-                schedule, smallest = choose_schedule(problem, target, stages, explicit)
+                if TILE_SIZES_ATTR in op.attributes or LOOP_ORDER_ATTR in op.attributes:
+                    schedule, smallest = given_schedule(op, problem, target, stages)
+                    if schedule is None and smallest is None:
+                        diagnostics.error(op.location, f"'{op.name}' has malformed "
+                                                       f"{TILE_SIZES_ATTR}/{LOOP_ORDER_ATTR}")
+                        continue
+                else:
+                    schedule, smallest = choose_schedule(problem, target, stages, explicit)
                 if schedule is None:
                     diagnostics.error(op.location, f"'{op.name}' does not fit in SRAM: working set "
                                                    f"{smallest} B exceeds SRAM budget "
@@ -244,3 +282,4 @@ class NpuTile(ModulePass):
                     op.attributes[TILE_SIZES_ATTR] = ir.DenseI64ArrayAttr.get(list(schedule.tiles))
                     op.attributes[LOOP_ORDER_ATTR] = ir.DenseI64ArrayAttr.get(list(schedule.order))
                 diagnostics.remark(op.location, f"'{op.name}': {describe(problem, schedule)}")
+                tile_with_loops(op, *loop_tiles(problem, schedule))

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from mlir import ir
 
-from .problem import TilingProblem, Unsupported, constant_value, ins_outs, static_shape, type_name
+from .problem import (TilingProblem, Unsupported, constant_value, ins_outs, static_shape,
+                      tile_nest_root, type_name)
 
 
 def ops_before(op) -> list:
-    """The ops before `op` in its block, nearest first."""
+    """The ops before `op` (before its tile nest, when tiled) in its block, nearest first."""
+    op = tile_nest_root(op.operation)
     before = []
     for candidate in op.block.operations:
         if candidate == op:
@@ -73,7 +75,10 @@ def padded_source(value: ir.Value, consumer):
     low = offsets
     high = [p - s - lo for p, s, lo in zip(ir.MemRefType(value.type).shape,
                                           ir.MemRefType(source.type).shape, low)]
-    others = [use.owner for use in value.uses if use.owner not in (fill, subview, consumer)]
+    # The views tiling made of the padded buffer read it for the consumer.
+    tiled = tile_nest_root(consumer.operation) != consumer.operation
+    others = [use.owner for use in value.uses if use.owner not in (fill, subview, consumer)
+              and not (tiled and use.owner.operation.block == consumer.operation.block)]
     return source, low, high, float(pad), [fill, copy, subview], others
 
 

@@ -4,6 +4,9 @@ npu.im2col + npu.matmul, the strategy `npu-select-conv-strategy` chose."""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 from mlir import ir
 
 from ..dialects import npu
@@ -12,6 +15,7 @@ from .problem import (STRATEGY_ATTR, LoopDim, OperandTile, Recipe, Strided, Tile
                       Whole, Window, element_bytes, gemm_cycles, ints, ins_outs, optional_attr,
                       static_shape, type_name, vector_cycles)
 from .matmul import check_matrix_types
+from .sram_ops import accumulation_start, epilogue, in_sram, scratch, sram_buffer, view_sizes
 from .tile_ir import collapse_to_matrix, mul, subview
 
 def conv_strategy(op) -> str:
@@ -75,41 +79,55 @@ class Conv2dRecipe(Recipe):
     def reads_output(self, problem) -> bool:
         return problem.init_value is None
 
-    def allocate_temporaries(self, program) -> None:
-        details = program.problem.details
-        if details["strategy"] == "im2col":
-            kh, kw = details["kernel"]
-            tiles = program.tiles
-            program.columns = program.alloc([tiles[0] * tiles[1] * tiles[2], kh * kw * tiles[4]],
-                                            program.problem.operand("input").element_type)
+    def loop_positions(self, problem) -> tuple[int, list[int]]:
+        return 7, [0, 1, 2, 3, 6]  # (n, oh, ow, f, kh, kw, c)
 
-    def emit(self, program, t, index, out, first, last) -> None:
-        details = program.problem.details
-        strategy = details["strategy"]
-        accumulate = program.accumulates(first)
-        activation, clip_min, clip_max = program.epilogue(last)
-        image = program.compute_view("input", t, index)
-        if strategy == "direct":
-            npu.Conv2dOp(image, program.compute_view("filter", t, index), out,
-                         details["strides"], details["dilations"], accumulate, activation,
+    def on_sram_tiles(self, compute, problem) -> None:
+        if any(isinstance(part, Strided) for part in problem.operand("input").region):
+            # The DMA loaded every stride-th pixel: the tile is read densely.
+            compute.attributes["strides"] = ir.DenseElementsAttr.get(
+                np.ones(2, dtype=np.int64))
+            if "linalg.memoized_indexing_maps" in compute.attributes:
+                del compute.attributes["linalg.memoized_indexing_maps"]
+
+    def rewrite(self, op, rewriter):
+        image, weights, out = op.operation.operands
+        if not in_sram(out):
+            return True
+        check_matrix_types(image, weights, out)
+        strategy = conv_strategy(op)
+        strides = ints(optional_attr(op, "strides"), (1, 1))
+        dilations = ints(optional_attr(op, "dilations"), (1, 1))
+        activation, clip_min, clip_max = epilogue(op)
+        with rewriter.ip, op.location:
+            accumulate = accumulation_start(op, out, rewriter)
+            if strategy == "direct":
+                npu.Conv2dOp(image, weights, out, strides, dilations, accumulate, activation,
+                             clip_min=clip_min, clip_max=clip_max)
+                rewriter.erase_op(op.operation)
+                return None
+            # GEMM forms: output pixels x filters = (pixels x K) * (K x filters).
+            out_sizes, weight_sizes = view_sizes(out), view_sizes(weights)
+            pixels = mul(mul(out_sizes[0], out_sizes[1]), out_sizes[2])
+            filters, channels = out_sizes[3], weight_sizes[2]
+            kh, kw = weight_sizes[0], weight_sizes[1]
+            out_matrix = subview(collapse_to_matrix(sram_buffer(out), 3), [0, 0],
+                                 [pixels, filters])
+            weight_matrix = subview(collapse_to_matrix(sram_buffer(weights), 3), [0, 0],
+                                    [mul(kh * kw, channels), filters])
+            if strategy == "im2col":
+                buffer_shape = ir.MemRefType(sram_buffer(out).type).shape
+                filter_shape = ir.MemRefType(sram_buffer(weights).type).shape
+                columns = scratch(op, [math.prod(buffer_shape[:3]), kh * kw * filter_shape[2]],
+                                  ir.MemRefType(image.type).element_type)
+                columns = subview(columns, [0, 0], [pixels, mul(kh * kw, channels)])
+                npu.Im2colOp(image, columns, [kh, kw], strides, dilations)
+            else:  # implicit GEMM: a 1x1 conv's input tile is already the GEMM's lhs
+                columns = subview(collapse_to_matrix(sram_buffer(image), 3), [0, 0],
+                                  [pixels, channels])
+            npu.MatmulOp(columns, weight_matrix, out_matrix, accumulate, activation,
                          clip_min=clip_min, clip_max=clip_max)
-            return
-        # GEMM forms: output pixels x filters = (pixels x K) * (K x filters).
-        pixels = mul(mul(index.sizes[0], index.sizes[1]), index.sizes[2])
-        filters, channels = index.sizes[3], index.sizes[4]
-        kh, kw = details["kernel"]
-        out_matrix = subview(collapse_to_matrix(program.buffer("output", t), 3), [0, 0],
-                             [pixels, filters])
-        weights = subview(collapse_to_matrix(program.buffer("filter", t), 3), [0, 0],
-                          [mul(kh * kw, channels), filters])
-        if strategy == "im2col":
-            columns = subview(program.columns, [0, 0], [pixels, mul(kh * kw, channels)])
-            npu.Im2colOp(image, columns, [kh, kw], details["strides"], details["dilations"])
-        else:  # implicit GEMM: a 1x1 conv's input tile is already the GEMM's lhs
-            columns = subview(collapse_to_matrix(program.buffer("input", t), 3), [0, 0],
-                              [pixels, channels])
-        npu.MatmulOp(columns, weights, out_matrix, accumulate, activation,
-                     clip_min=clip_min, clip_max=clip_max)
+        rewriter.erase_op(op.operation)
 
 
 CONV2D = Conv2dRecipe()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..dialects import npu
 from .absorbed import init_bias, output_init, overwriting_output, window_input
+from .sram_ops import epilogue, in_sram, initial_value
 from .problem import (VECTOR_TYPES, LoopDim, OperandTile, Recipe, Tiled, TilingProblem,
                       Unsupported, Whole, Window, ins_outs, ints, optional_attr, static_shape,
                       type_name, vector_cycles)
@@ -51,13 +52,27 @@ class DepthwiseRecipe(Recipe):
     def problem(self, op, target) -> TilingProblem:
         return depthwise_problem(op, target)
 
-    def emit(self, program, t, index, out, first, last) -> None:
-        details = program.problem.details
-        bias = program.compute_view("bias", t, index) if "bias" in program.staged else None
-        npu.DepthwiseConv2dOp(program.compute_view("input", t, index),
-                              program.compute_view("filter", t, index), out, details["strides"],
-                              details["dilations"], program.activation, bias=bias,
-                              clip_min=program.clip[0], clip_max=program.clip[1])
+    def loop_positions(self, problem) -> tuple[int, list[int]]:
+        return 6, [0, 1, 2, 3]  # (n, oh, ow, c, kh, kw)
+
+    def rewrite(self, op, rewriter):
+        image, weights, out = op.operation.operands
+        if not in_sram(out):
+            return True
+        bias = None
+        with rewriter.ip, op.location:
+            init = initial_value(op, out)
+            if init is not None:
+                # A broadcast bias becomes the op's bias; a zero fill is its own start.
+                if init.name == "linalg.broadcast":
+                    bias = init.operands[0]
+                rewriter.erase_op(init.operation)
+            activation, clip_min, clip_max = epilogue(op)
+            npu.DepthwiseConv2dOp(image, weights, out,
+                                  ints(optional_attr(op, "strides"), (1, 1)),
+                                  ints(optional_attr(op, "dilations"), (1, 1)), activation,
+                                  bias=bias, clip_min=clip_min, clip_max=clip_max)
+        rewriter.erase_op(op.operation)
 
 
 DEPTHWISE = DepthwiseRecipe()

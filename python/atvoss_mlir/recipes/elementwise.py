@@ -11,9 +11,10 @@ import math
 from mlir import ir
 
 from ..dialects import npu
-from .problem import (VECTOR_TYPES, LoopDim, OperandTile, Recipe, Tiled, TilingProblem,
+from .problem import (INIT_ATTR, VECTOR_TYPES, LoopDim, OperandTile, Recipe, Tiled, TilingProblem,
                       Unsupported, element_bytes, ins_outs, static_shape, type_name,
                       vector_cycles)
+from .sram_ops import full_rank_view, in_sram, scratch, sram_buffer, view_sizes
 from .tile_ir import subview
 from .vector_body import (COMMUTATIVE, ActivationStep, BinaryStep, CopyStep, Ref,
                           body_program)
@@ -77,7 +78,7 @@ def elementwise_problem(op, target) -> TilingProblem:
         operands.append(OperandTile(f"in{i}", value, region))
     operands.append(OperandTile("output", out, tuple(Tiled(d) for d in range(rank)),
                                 is_output=True))
-    check_broadcasts(steps, operands, rank)
+    check_broadcasts(steps, {i for i, o in enumerate(operands[:-1]) if len(o.region) != rank})
     n_steps = max(1, len(steps))
     dims = elementwise_dims(shape)
 
@@ -92,10 +93,10 @@ def elementwise_problem(op, target) -> TilingProblem:
                          temporaries, {"steps": steps})
 
 
-def check_broadcasts(steps, operands, rank) -> None:
+def check_broadcasts(steps, broadcast_inputs: set[int]) -> None:
     """npu.elementwise broadcasts only its rhs; a broadcast lhs must be swappable."""
     def broadcast(ref):
-        return ref.source == "in" and len(operands[ref.value].region) != rank
+        return ref.source == "in" and ref.value in broadcast_inputs
     for step in steps:
         if isinstance(step, BinaryStep):
             if broadcast(step.lhs):
@@ -138,49 +139,57 @@ class ElementwiseRecipe(Recipe):
     def broadcast_inputs(self, problem) -> bool:
         return True
 
-    def allocate_temporaries(self, program) -> None:
-        """A tile per intermediate step, and a one-element buffer per scalar constant."""
-        problem = program.problem
-        steps = problem.details["steps"]
-        element_type = problem.output.element_type
-        shape = program.staged[problem.output.role].sram_shape
-        program.temporaries = [program.alloc(shape, element_type) for _ in steps[:-1]]
-        program.constants = {}
-        for step in steps:
-            if isinstance(step, BinaryStep) and step.rhs.source == "const" \
-                    and step.rhs.value not in program.constants:
-                buffer = program.alloc([1], element_type)
-                npu.FillOp(buffer, step.rhs.value)
-                program.constants[step.rhs.value] = buffer
+    def rewrite(self, op, rewriter):
+        """A chain of npu.elementwise / npu.activation, each step but the last
+        into a scratch tile; scalar constants live in one-element buffers."""
+        operation = op.operation
+        operands = list(operation.operands)
+        out = operands[-1]
+        if not in_sram(out) or INIT_ATTR in operation.attributes:
+            return True
+        if operation.name == "linalg.broadcast":
+            steps = [CopyStep(Ref("in", 0))]
+        elif operation.name in NAMED_BINARY:
+            steps = [BinaryStep(NAMED_BINARY[operation.name], Ref("in", 0), Ref("in", 1),
+                                Ref("tmp", 0))]
+        else:
+            steps = body_program(operation.regions[0].blocks[0], len(operands) - 1)
+            rank = ir.MemRefType(out.type).rank
+            check_broadcasts(steps, {i for i, value in enumerate(operands[:-1])
+                                     if ir.MemRefType(value.type).rank != rank})
+        element_type = ir.MemRefType(out.type).element_type
+        tile_shape = ir.MemRefType(sram_buffer(out).type).shape
+        with rewriter.ip, op.location:
+            constants, results = {}, []
+            sizes = view_sizes(out)
+            for step in steps:
+                if isinstance(step, BinaryStep) and step.rhs.source == "const" \
+                        and step.rhs.value not in constants:
+                    constants[step.rhs.value] = scratch(op, [1], element_type, step.rhs.value)
 
-    def emit(self, program, t, index, out, first, last) -> None:
-        steps = program.problem.details["steps"]
-        inputs, results = {}, []
-
-        def value(ref: Ref):
-            if ref.source == "in":
-                if ref.value not in inputs:
-                    inputs[ref.value] = program.compute_view(f"in{ref.value}", t, index)
-                return inputs[ref.value]
-            if ref.source == "const":
-                return program.constants[ref.value]
-            return results[ref.value]
-        for number, step in enumerate(steps):
-            result = out if number == len(steps) - 1 else \
-                subview(program.temporaries[number], [0] * len(index.sizes), index.sizes)
-            if isinstance(step, BinaryStep):
-                npu.ElementwiseOp(value(step.lhs), value(step.rhs), result, step.kind)
-            elif isinstance(step, ActivationStep):
-                npu.ActivationOp(value(step.source), result, step.kind, clip_min=step.clip_min,
-                                 clip_max=step.clip_max)
-            else:  # a copy, broadcasting the input over the tile
-                source = value(step.source)
-                if ir.MemRefType(source.type).shape == ir.MemRefType(result.type).shape:
-                    npu.ActivationOp(source, result, "none")
-                else:
-                    npu.FillOp(result, 0.0)
-                    npu.ElementwiseOp(result, source, result, "add")
-            results.append(result)
+            def value(ref: Ref):
+                if ref.source == "in":
+                    return full_rank_view(operands[ref.value])
+                if ref.source == "const":
+                    return constants[ref.value]
+                return results[ref.value]
+            for number, step in enumerate(steps):
+                result = out if number == len(steps) - 1 else \
+                    subview(scratch(op, tile_shape, element_type), [0] * len(sizes), sizes)
+                if isinstance(step, BinaryStep):
+                    npu.ElementwiseOp(value(step.lhs), value(step.rhs), result, step.kind)
+                elif isinstance(step, ActivationStep):
+                    npu.ActivationOp(value(step.source), result, step.kind,
+                                     clip_min=step.clip_min, clip_max=step.clip_max)
+                else:  # a copy, broadcasting the input over the tile
+                    source = value(step.source)
+                    if ir.MemRefType(source.type).shape == ir.MemRefType(result.type).shape:
+                        npu.ActivationOp(source, result, "none")
+                    else:
+                        npu.FillOp(result, 0.0)
+                        npu.ElementwiseOp(result, source, result, "add")
+                results.append(result)
+        rewriter.erase_op(op.operation)
 
 
 ELEMENTWISE = ElementwiseRecipe()

@@ -7,8 +7,10 @@ import math
 
 from ..dialects import npu
 from .elementwise import elementwise_dims
-from .problem import (VECTOR_TYPES, OperandTile, Recipe, Tiled, TilingProblem, Unsupported,
-                      constant_value, ins_outs, static_shape, type_name, vector_cycles)
+from .sram_ops import in_sram
+from .problem import (INIT_ATTR, VECTOR_TYPES, OperandTile, Recipe, Tiled, TilingProblem, Unsupported,
+                      constant_value, ins_outs, static_shape, type_name, untiled,
+                      vector_cycles)
 
 def fill_problem(op, target) -> TilingProblem:
     """linalg.fill, or a linalg.map of no inputs yielding a constant (how a
@@ -17,7 +19,7 @@ def fill_problem(op, target) -> TilingProblem:
         body = list(op.regions[0].blocks[0].operations)
         if len(op.opview.inputs) or len(body) != 1:
             raise Unsupported("a linalg.map with inputs or a computed value")
-        constant, out = constant_value(body[0].operands[0]), op.opview.init
+        constant, out = constant_value(body[0].operands[0]), untiled(op.opview.init)
     else:
         (value,), (out,) = ins_outs(op)
         constant = constant_value(value)
@@ -40,8 +42,18 @@ class FillRecipe(Recipe):
     def problem(self, op, target) -> TilingProblem:
         return fill_problem(op, target)
 
-    def emit(self, program, t, index, out, first, last) -> None:
-        npu.FillOp(out, program.problem.details["value"])
+    def rewrite(self, op, rewriter):
+        out = list(op.operation.operands)[-1]
+        if not in_sram(out) or INIT_ATTR in op.operation.attributes:
+            return True   # an initial value belongs to the op it initialises
+        if op.operation.name == "linalg.map":
+            value = constant_value(list(op.operation.regions[0].blocks[0].operations)[0]
+                                   .operands[0])
+        else:
+            value = constant_value(op.operation.operands[0])
+        with rewriter.ip, op.location:
+            npu.FillOp(out, float(value))
+        rewriter.erase_op(op.operation)
 
 
 FILL = FillRecipe()

@@ -8,6 +8,8 @@ from mlir import ir
 
 from ..dialects import npu
 from .absorbed import output_init
+from .sram_ops import accumulation_start, epilogue, in_sram, view_sizes
+from .tile_ir import subview
 from .problem import (ACCUMULATOR_TYPES, MATRIX_TYPES, LoopDim, OperandTile, Recipe, Tiled,
                       TilingProblem, Unsupported, gemm_cycles, ins_outs, static_shape, type_name)
 
@@ -69,6 +71,12 @@ def batch_matmul_problem(op, target) -> TilingProblem:
         lambda t: gemm_cycles(t[1], t[2], t[3], target, int8)))
 
 
+def drop_batch(view: ir.Value) -> ir.Value:
+    """The 2-D matrix of a tile with one batch."""
+    sizes = view_sizes(view)
+    return subview(view, [0, 0, 0], [1, sizes[1], sizes[2]], dropped=(0,))
+
+
 class MatmulRecipe(Recipe):
     name = "matmul"
     ops = ("linalg.matmul", "linalg.batch_matmul")
@@ -81,11 +89,19 @@ class MatmulRecipe(Recipe):
     def reads_output(self, problem) -> bool:
         return problem.init_value is None
 
-    def emit(self, program, t, index, out, first, last) -> None:
-        activation, clip_min, clip_max = program.epilogue(last)
-        npu.MatmulOp(program.compute_view("lhs", t, index), program.compute_view("rhs", t, index),
-                     out, program.accumulates(first), activation,
-                     clip_min=clip_min, clip_max=clip_max)
+    def rewrite(self, op, rewriter):
+        lhs, rhs, out = op.operation.operands
+        if not in_sram(out):
+            return True
+        check_matrix_types(lhs, rhs, out)
+        with rewriter.ip, op.location:
+            accumulate = accumulation_start(op, out, rewriter)
+            if ir.MemRefType(out.type).rank == 3:  # batch_matmul: one batch per tile
+                lhs, rhs, out = (drop_batch(view) for view in (lhs, rhs, out))
+            activation, clip_min, clip_max = epilogue(op)
+            npu.MatmulOp(lhs, rhs, out, accumulate, activation, clip_min=clip_min,
+                         clip_max=clip_max)
+        rewriter.erase_op(op.operation)
 
 
 MATMUL = MatmulRecipe()

@@ -3,8 +3,13 @@ a sum pool is the average pool times the window size."""
 
 from __future__ import annotations
 
+import math
+
+from mlir import ir
+
 from ..dialects import npu
 from .absorbed import output_init, overwriting_output, window_input
+from .sram_ops import in_sram, initial_value, scratch
 from .problem import (VECTOR_TYPES, LoopDim, OperandTile, Recipe, Tiled, TilingProblem,
                       Unsupported, Window, ins_outs, ints, optional_attr, static_shape, type_name,
                       vector_cycles)
@@ -50,21 +55,27 @@ class PoolingRecipe(Recipe):
     def problem(self, op, target) -> TilingProblem:
         return pool_problem(op, target)
 
-    def allocate_temporaries(self, program) -> None:
-        details = program.problem.details
-        if details["pool"] == "sum":
-            program.window_count = program.alloc([1], program.problem.output.element_type)
-            kh, kw = details["window"]
-            npu.FillOp(program.window_count, float(kh * kw))
+    def loop_positions(self, problem) -> tuple[int, list[int]]:
+        return 6, [0, 1, 2, 3]  # (n, oh, ow, c, kh, kw)
 
-    def emit(self, program, t, index, out, first, last) -> None:
-        details = program.problem.details
-        pool = details["pool"]
-        npu.Pool2dOp(program.compute_view("input", t, index), out,
-                     "max" if pool == "max" else "avg", list(details["window"]),
-                     details["strides"])
-        if pool == "sum":
-            npu.ElementwiseOp(out, program.window_count, out, "mul")
+    def rewrite(self, op, rewriter):
+        image, window, out = op.operation.operands
+        if not in_sram(out):
+            return True
+        pool = "max" if "max" in op.operation.name else "sum"
+        kernel = list(ir.MemRefType(window.type).shape)
+        with rewriter.ip, op.location:
+            init = initial_value(op, out)
+            if init is not None:   # the identity of the pool: npu.pool2d overwrites
+                rewriter.erase_op(init.operation)
+            if pool == "sum":
+                count = scratch(op, [1], ir.MemRefType(out.type).element_type,
+                                float(math.prod(kernel)))
+            npu.Pool2dOp(image, out, "max" if pool == "max" else "avg", kernel,
+                         ints(optional_attr(op, "strides"), (1, 1)))
+            if pool == "sum":
+                npu.ElementwiseOp(out, count, out, "mul")
+        rewriter.erase_op(op.operation)
 
 
 POOLING = PoolingRecipe()

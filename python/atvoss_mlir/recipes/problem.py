@@ -26,6 +26,8 @@ STRATEGY_ATTR = "npu.conv_strategy"
 
 
 ACTIVATION_ATTR = "npu.activation"
+TILE_LOOP_ATTR = "npu.tile_loop"   # the outermost loop of a tile nest
+INIT_ATTR = "npu.init"             # the initial value of an SRAM tile, folded into its op
 
 MATRIX_TYPES = ("f16", "bf16", "f32", "i8")
 
@@ -156,6 +158,13 @@ class Recipe:
     def problem(self, op, target: NpuTarget) -> TilingProblem:
         raise NotImplementedError
 
+    def loop_positions(self, problem: TilingProblem) -> tuple[int, list[int]]:
+        """The linalg op's number of loops, and the loop each problem dim is."""
+        return len(problem.dims), list(range(len(problem.dims)))
+
+    def on_sram_tiles(self, compute, problem: TilingProblem) -> None:
+        """Adapt the op computing one SRAM tile (`compute`, a clone of the tiled op)."""
+
     def reads_output(self, problem: TilingProblem) -> bool:
         """Whether the output tile is loaded from DRAM before the compute."""
         return False
@@ -164,10 +173,10 @@ class Recipe:
         """Whether input tiles are kept at the output's rank with unit dims."""
         return False
 
-    def allocate_temporaries(self, program) -> None:
-        """SRAM buffers the compute needs beyond the operand tiles."""
-
-    def emit(self, program, t, index, out, first, last) -> None:
+    def rewrite(self, op, rewriter):
+        """The rewrite pattern of `npu-convert-linalg-to-npu`: replace `op`, a
+        linalg op on SRAM tiles, with npu ops. Returns True when it does not match
+        (the pattern API's convention)."""
         raise NotImplementedError
 
 
@@ -225,11 +234,35 @@ def optional_attr(op, name):
 
 
 def ins_outs(op) -> tuple[list, list]:
+    """The op's inputs and outputs; for an op tiled by `npu-tile`, the DRAM
+    buffers its tiles are views of."""
     view = op.opview
     if hasattr(view, "inputs"):
-        return list(view.inputs), list(view.outputs)
-    operands = list(op.operands)
-    return operands[:-1], operands[-1:]
+        inputs, outputs = list(view.inputs), list(view.outputs)
+    else:
+        operands = list(op.operands)
+        inputs, outputs = operands[:-1], operands[-1:]
+    return [untiled(v) for v in inputs], [untiled(v) for v in outputs]
+
+
+def tile_nest_root(op):
+    """The outermost loop of the tile nest `op` is in (itself when untiled)."""
+    root, parent = op, op.parent
+    while parent is not None and parent.name == "scf.for":
+        if TILE_LOOP_ATTR in parent.attributes:
+            return parent
+        parent = parent.parent
+    return root
+
+
+def untiled(value):
+    """The buffer a tile of a tiled op views: the source of the memref.subview
+    that upstream tiling made inside the tile loop; any other value itself."""
+    if isinstance(value, ir.OpResult) and value.owner.name == "memref.subview":
+        owner = value.owner
+        if tile_nest_root(owner) != owner:
+            return owner.operands[0]
+    return value
 
 
 def constant_value(value: ir.Value):

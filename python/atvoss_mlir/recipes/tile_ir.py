@@ -161,3 +161,12 @@ def select_buffer(buffers: list[ir.Value], slot) -> ir.Value:
     for i in range(len(buffers) - 2, -1, -1):
         chosen = arith.SelectOp(compare("eq", slot, i), buffers[i], chosen).result
     return chosen
+
+
+def mixed(subview_op, name: str) -> list:
+    """Offsets or sizes of a memref.subview: ints where static, values otherwise."""
+    static = list(ir.DenseI64ArrayAttr(subview_op.attributes[f"static_{name}"]))
+    dynamic = iter(getattr(subview_op.opview, name))
+    marker = ir.ShapedType.get_dynamic_size() if name == "sizes" else \
+        ir.ShapedType.get_dynamic_stride_or_offset()
+    return [next(dynamic) if value == marker else value for value in static]

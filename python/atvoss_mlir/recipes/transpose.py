@@ -7,6 +7,7 @@ import math
 from mlir import ir
 
 from ..dialects import npu
+from .sram_ops import in_sram
 from .problem import (VECTOR_TYPES, LoopDim, OperandTile, Recipe, Tiled, TilingProblem,
                       Unsupported, ins_outs, static_shape, type_name, vector_cycles)
 
@@ -35,9 +36,14 @@ class TransposeRecipe(Recipe):
     def problem(self, op, target) -> TilingProblem:
         return transpose_problem(op, target)
 
-    def emit(self, program, t, index, out, first, last) -> None:
-        npu.TransposeOp(program.compute_view("input", t, index), out,
-                        program.problem.details["permutation"])
+    def rewrite(self, op, rewriter):
+        source, out = op.operation.operands
+        if not in_sram(out):
+            return True
+        with rewriter.ip, op.location:
+            npu.TransposeOp(source, out, list(ir.DenseI64ArrayAttr(
+                op.operation.attributes["permutation"])))
+        rewriter.erase_op(op.operation)
 
 
 TRANSPOSE = TransposeRecipe()
