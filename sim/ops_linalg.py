@@ -1,8 +1,10 @@
 """linalg ops left on the fallback path (correct, visibly slow).
 
-linalg.matmul, fill, copy and transpose have direct numpy handlers. Other
-named ops are generalized to linalg.generic before translation (upstream
-`linalg-generalize-named-ops`). linalg.generic is evaluated vectorised: the
+linalg.matmul (with its default indexing maps), fill, copy and transpose
+have direct numpy handlers. Every other structured op (named ops, matmuls
+with transposed or broadcast operands, linalg.map, reduce, elementwise,
+contract, ...) is generalized to linalg.generic before translation (upstream
+`transform.structured.generalize`). linalg.generic is evaluated vectorised: the
 body runs once per point of the reduction dimensions, on numpy arrays that
 cover all parallel dimensions at once, so a reduction is accumulated in the
 order and precision the body states.
@@ -19,7 +21,7 @@ import numpy as np
 from mlir import ir
 
 from . import costs, numerics
-from .interpreter import impl
+from .interpreter import HANDLERS, impl
 from .ops_builtin import affine_map_fn
 from .ops_memref import dram_bytes
 from .values import numpy_dtype
@@ -38,14 +40,26 @@ def _issue(t, info, cycles, reads, writes, macs=0):
                   dram_write=sum(dram_bytes(m) for m in writes))
 
 
+_MATMUL_MAPS = ["affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d2, d1)>",
+                "affine_map<(d0, d1, d2) -> (d0, d1)>"]
+
+
+def _default_matmul(op) -> bool:
+    return "indexing_maps" not in op.attributes or \
+        [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])] == _MATMUL_MAPS
+
+
+def needs_generalizing(op) -> bool:
+    """Whether no handler here runs `op` as written (it is generalized first)."""
+    if op.name == "linalg.matmul":
+        return not _default_matmul(op)
+    return op.name not in HANDLERS
+
+
 @impl("linalg.matmul")
 def linalg_matmul(t, op, info):
-    if "indexing_maps" in op.attributes:
-        maps = [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-        default = ["affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d2, d1)>",
-                   "affine_map<(d0, d1, d2) -> (d0, d1)>"]
-        if maps != default:
-            raise info.error("linalg.matmul with non-default indexing maps is not supported")
+    if not _default_matmul(op):  # generalized before translation (needs_generalizing)
+        raise info.error("linalg.matmul with non-default indexing maps is not supported")
     (a, b), (c,) = _ins_outs(t, op)
     target = t.target
 
