@@ -287,3 +287,218 @@ def test_each_form_is_generated(form):
     def run(seed, data):
         check_case(data.draw(form(np.random.default_rng(seed))))
     run()
+
+
+# -- the named ops, one program each ----------------------------------------------------------
+
+def named(op: str, shapes: list, out, attributes: str = "", init: str = "%f") -> str:
+    names = ", ".join(f"%a{i}" for i in range(len(shapes)))
+    types = ", ".join(tensor(s) for s in shapes)
+    return function(shapes, out, f"%r = {op} {attributes} ins({names} : {types}) "
+                                 f"outs({init} : {tensor(out)}) -> {tensor(out)}")
+
+
+def windows(x, kernel, axes, stride=1):
+    """Sliding windows of `kernel` over `axes` (window dims appended), every `stride`-th."""
+    view = np.lib.stride_tricks.sliding_window_view(x.astype(np.float64), kernel, axis=axes)
+    index = [slice(None)] * x.ndim
+    for axis in axes:
+        index[axis] = slice(None, None, stride)
+    return view[tuple(index)]
+
+
+def strides(rank: int, stride: int = 1) -> str:
+    return (f"{{dilations = dense<1> : tensor<{rank}xi64>, "
+            f"strides = dense<{stride}> : tensor<{rank}xi64>}}")
+
+
+def pooling(op: str, shape, kernel, out, stride) -> str:
+    return function([shape], out, f"""%w = tensor.empty() : {tensor(kernel)}
+  %r = {op} {strides(len(kernel), stride)} ins(%a0, %w : {tensor(shape)}, {tensor(kernel)})
+      outs(%f : {tensor(out)}) -> {tensor(out)}""")
+
+
+def elementwise_maps(rank, *operand_dims) -> str:
+    maps = [affine(rank, d) for d in operand_dims] + [affine(rank, range(rank))]
+    return f"indexing_maps = [{', '.join(maps)}]"
+
+
+# Winograd F(4, 3) filter transform matrix G (6x3), as upstream defines it.
+WINOGRAD_G = np.array([[1, 0, 0], [-1 / 3, 1 / 3, -1 / 3], [-1 / 3, -1 / 3, -1 / 3],
+                       [1 / 12, -1 / 6, 1 / 3], [1 / 12, 1 / 6, 1 / 3], [0, 0, 1]])
+
+# name -> (program, input shapes, reference from the inputs); init %f is zero-filled.
+NAMED_OPS = {
+    "matmul_transpose_a": (
+        named("linalg.matmul", [(6, 4), (6, 5)], (4, 5),
+              f"indexing_maps = [{affine(3, [2, 0])}, {affine(3, [2, 1])}, {affine(3, [0, 1])}]"),
+        [(6, 4), (6, 5)],
+        lambda a, b: a.T @ b),
+    "matmul_broadcast_a": (
+        named("linalg.matmul", [(6,), (6, 5)], (4, 5),
+              f"indexing_maps = [{affine(3, [2])}, {affine(3, [2, 1])}, {affine(3, [0, 1])}]"),
+        [(6,), (6, 5)], lambda a, b: np.broadcast_to(a @ b, (4, 5))),
+    "batch_reduce_matmul": (
+        named("linalg.batch_reduce_matmul", [(2, 4, 6), (2, 6, 5)], (4, 5)),
+        [(2, 4, 6), (2, 6, 5)], lambda a, b: np.einsum("bmk,bkn->mn", a, b)),
+    "matvec": (named("linalg.matvec", [(4, 6), (6,)], (4,)), [(4, 6), (6,)],
+               lambda a, x: a @ x),
+    "vecmat": (named("linalg.vecmat", [(6,), (6, 5)], (5,)), [(6,), (6, 5)],
+               lambda x, b: x @ b),
+    "batch_matvec": (named("linalg.batch_matvec", [(2, 4, 6), (2, 6)], (2, 4)),
+                     [(2, 4, 6), (2, 6)], lambda a, x: np.einsum("bmk,bk->bm", a, x)),
+    "dot": (named("linalg.dot", [(6,), (6,)], ()), [(6,), (6,)], lambda a, b: a @ b),
+    "contract": (
+        named("linalg.contract", [(4, 6), (5, 6)], (4, 5),
+              f"indexing_maps = [{affine(3, [0, 2])}, {affine(3, [1, 2])}, {affine(3, [0, 1])}]"),
+        [(4, 6), (5, 6)], lambda a, b: a @ b.T),
+    "mmt4d": (named("linalg.mmt4d", [(2, 3, 4, 2), (5, 3, 4, 2)], (2, 5, 4, 4)),
+              [(2, 3, 4, 2), (5, 3, 4, 2)],
+              lambda a, b: np.einsum("MKmk,NKnk->MNmn", a, b)),
+    "add": (named("linalg.add", [(4, 6), (4, 6)], (4, 6), init="%e"), [(4, 6), (4, 6)], np.add),
+    "exp": (named("linalg.exp", [(4, 6)], (4, 6), init="%e"), [(4, 6)], np.exp),
+    "reciprocal": (named("linalg.reciprocal", [(4, 6)], (4, 6), init="%e"), [(4, 6)],
+                   lambda x: 1 / x),
+    "square": (named("linalg.square", [(4, 6)], (4, 6), init="%e"), [(4, 6)], np.square),
+    "elementwise_transposed": (
+        named("linalg.elementwise", [(4, 6), (6, 4)], (4, 6),
+              "kind=#linalg.elementwise_kind<mul> " + elementwise_maps(2, [0, 1], [1, 0]),
+              init="%e"), [(4, 6), (6, 4)], lambda a, b: a * b.T),
+    "copy": (named("linalg.copy", [(4, 6)], (4, 6), init="%e"), [(4, 6)], lambda x: x),
+    "transpose": (function([(4, 6)], (6, 4), "%r = linalg.transpose ins(%a0 : tensor<4x6xf32>) "
+                           "outs(%e : tensor<6x4xf32>) permutation = [1, 0]"),
+                  [(4, 6)], np.transpose),
+    "map": (function([(4, 6), (4, 6)], (4, 6), """%r = linalg.map
+      ins(%a0, %a1 : tensor<4x6xf32>, tensor<4x6xf32>) outs(%e : tensor<4x6xf32>)
+      (%x: f32, %y: f32, %o: f32) {
+        %s = arith.mulf %x, %y : f32
+        linalg.yield %s : f32
+      }"""), [(4, 6), (4, 6)], np.multiply),
+    "conv_1d": (named("linalg.conv_1d", [(8,), (3,)], (6,)), [(8,), (3,)],
+                lambda x, w: windows(x, (3,), (0,)) @ w),
+    "conv_2d": (named("linalg.conv_2d", [(8, 7), (3, 2)], (6, 6)), [(8, 7), (3, 2)],
+                lambda x, w: np.einsum("hwij,ij->hw", windows(x, (3, 2), (0, 1)), w)),
+    "conv_1d_nwc_wcf": (
+        named("linalg.conv_1d_nwc_wcf", [(1, 8, 3), (3, 3, 4)], (1, 6, 4), strides(1)),
+        [(1, 8, 3), (3, 3, 4)],
+        lambda x, w: np.einsum("nwci,icf->nwf", windows(x, (3,), (1,)), w)),
+    "conv_2d_nhwc_fhwc": (
+        named("linalg.conv_2d_nhwc_fhwc", [(1, 8, 8, 3), (4, 3, 3, 3)], (1, 6, 6, 4),
+              strides(2)), [(1, 8, 8, 3), (4, 3, 3, 3)],
+        lambda x, w: np.einsum("nhwcij,fijc->nhwf", windows(x, (3, 3), (1, 2)), w)),
+    "conv_2d_nchw_fchw": (
+        named("linalg.conv_2d_nchw_fchw", [(1, 3, 8, 8), (4, 3, 3, 3)], (1, 4, 6, 6),
+              strides(2)), [(1, 3, 8, 8), (4, 3, 3, 3)],
+        lambda x, w: np.einsum("nchwij,fcij->nfhw", windows(x, (3, 3), (2, 3)), w)),
+    "conv_2d_ngchw_fgchw": (
+        named("linalg.conv_2d_ngchw_fgchw", [(1, 2, 2, 6, 6), (3, 2, 2, 3, 3)],
+              (1, 2, 3, 4, 4), strides(2)), [(1, 2, 2, 6, 6), (3, 2, 2, 3, 3)],
+        lambda x, w: np.einsum("ngchwij,fgcij->ngfhw", windows(x, (3, 3), (3, 4)), w)),
+    "conv_3d_ndhwc_dhwcf": (
+        named("linalg.conv_3d_ndhwc_dhwcf", [(1, 4, 4, 4, 2), (2, 2, 2, 2, 3)],
+              (1, 3, 3, 3, 3), strides(3)), [(1, 4, 4, 4, 2), (2, 2, 2, 2, 3)],
+        lambda x, w: np.einsum("ndhwcijk,ijkcf->ndhwf", windows(x, (2, 2, 2), (1, 2, 3)), w)),
+    "depthwise_conv_2d_nchw_chw": (
+        named("linalg.depthwise_conv_2d_nchw_chw", [(1, 3, 8, 8), (3, 3, 3)], (1, 3, 6, 6),
+              strides(2)), [(1, 3, 8, 8), (3, 3, 3)],
+        lambda x, w: np.einsum("nchwij,cij->nchw", windows(x, (3, 3), (2, 3)), w)),
+    "depthwise_conv_2d_nhwc_hwcm": (
+        named("linalg.depthwise_conv_2d_nhwc_hwcm", [(1, 6, 6, 3), (3, 3, 3, 2)],
+              (1, 4, 4, 3, 2), strides(2)), [(1, 6, 6, 3), (3, 3, 3, 2)],
+        lambda x, w: np.einsum("nhwcij,ijcm->nhwcm", windows(x, (3, 3), (1, 2)), w)),
+    "depthwise_conv_1d_nwc_wc": (
+        named("linalg.depthwise_conv_1d_nwc_wc", [(1, 8, 3), (3, 3)], (1, 6, 3), strides(1)),
+        [(1, 8, 3), (3, 3)], lambda x, w: np.einsum("nwci,ic->nwc", windows(x, (3,), (1,)), w)),
+    "pooling_nhwc_min": (
+        pooling("linalg.pooling_nhwc_min", (1, 8, 8, 3), (2, 2), (1, 4, 4, 3), 2),
+        [(1, 8, 8, 3)], lambda x: np.minimum(windows(x, (2, 2), (1, 2), 2).min(axis=(4, 5)), 0)),
+    "pooling_nchw_max": (
+        pooling("linalg.pooling_nchw_max", (1, 3, 8, 8), (2, 2), (1, 3, 4, 4), 2),
+        [(1, 3, 8, 8)], lambda x: np.maximum(windows(x, (2, 2), (2, 3), 2).max(axis=(4, 5)), 0)),
+    "pooling_nwc_sum": (
+        pooling("linalg.pooling_nwc_sum", (1, 8, 3), (2,), (1, 4, 3), 2),
+        [(1, 8, 3)], lambda x: windows(x, (2,), (1,), 2).sum(axis=3)),
+    "pooling_ndhwc_max": (
+        pooling("linalg.pooling_ndhwc_max", (1, 4, 4, 4, 2), (2, 2, 2), (1, 2, 2, 2, 2), 2),
+        [(1, 4, 4, 4, 2)],
+        lambda x: np.maximum(windows(x, (2, 2, 2), (1, 2, 3), 2).max(axis=(5, 6, 7)), 0)),
+    "pack": (function([(4, 6)], (2, 3, 2, 2), "%r = linalg.pack %a0 inner_dims_pos = [0, 1] "
+                      "inner_tiles = [2, 2] into %e : tensor<4x6xf32> -> tensor<2x3x2x2xf32>"),
+             [(4, 6)], lambda x: x.reshape(2, 2, 3, 2).transpose(0, 2, 1, 3)),
+    "pack_padded": (
+        function([(5, 6)], (3, 2, 2, 4), "%r = linalg.pack %a0 padding_value(%zero : f32) "
+                 "inner_dims_pos = [0, 1] inner_tiles = [2, 4] into %e "
+                 ": tensor<5x6xf32> -> tensor<3x2x2x4xf32>"),
+        [(5, 6)], lambda x: np.pad(x, [(0, 1), (0, 2)]).reshape(3, 2, 2, 4).transpose(0, 2, 1, 3)),
+    "unpack": (function([(2, 3, 2, 2)], (4, 6), "%r = linalg.unpack %a0 inner_dims_pos = [0, 1] "
+                        "inner_tiles = [2, 2] into %e : tensor<2x3x2x2xf32> -> tensor<4x6xf32>"),
+               [(2, 3, 2, 2)], lambda x: x.transpose(0, 2, 1, 3).reshape(4, 6)),
+    "winograd_filter_transform": (
+        function([(2, 3, 3, 5)], (6, 6, 5, 2), "%r = linalg.winograd_filter_transform fmr(F_4_3) "
+                 "ins(%a0 : tensor<2x3x3x5xf32>) outs(%e : tensor<6x6x5x2xf32>) "
+                 "-> tensor<6x6x5x2xf32>"),
+        [(2, 3, 3, 5)], lambda w: np.einsum("ai,fijc,bj->abcf", WINOGRAD_G, w, WINOGRAD_G)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAMED_OPS))
+def test_named_linalg_op_runs_and_matches_numpy(name):
+    text, shapes, reference = NAMED_OPS[name]
+    rng = np.random.default_rng(0)
+    inputs = [uniform(rng, shape) for shape in shapes]
+    expected = np.asarray(reference(*[x.astype(np.float64) for x in inputs]))
+    check_case(Case(text, inputs, expected, TOLERANCE))
+
+
+def test_quantized_matmul_runs_in_int32():
+    text = """
+func.func @main(%a: tensor<4x6xi8>, %b: tensor<6x5xi8>) -> tensor<4x5xi32> {
+  %z = arith.constant 0 : i32
+  %za = arith.constant 3 : i32
+  %zb = arith.constant -2 : i32
+  %e = tensor.empty() : tensor<4x5xi32>
+  %f = linalg.fill ins(%z : i32) outs(%e : tensor<4x5xi32>) -> tensor<4x5xi32>
+  %r = linalg.quantized_matmul ins(%a, %b, %za, %zb : tensor<4x6xi8>, tensor<6x5xi8>, i32, i32)
+      outs(%f : tensor<4x5xi32>) -> tensor<4x5xi32>
+  return %r : tensor<4x5xi32>
+}"""
+    rng = np.random.default_rng(1)
+    a, b = (rng.integers(-128, 128, shape).astype(np.int8) for shape in [(4, 6), (6, 5)])
+    reference = (a.astype(np.int64) - 3) @ (b.astype(np.int64) + 2)
+    check_case(Case(text, [a, b], reference, 0))
+
+
+def test_fill_rng_runs_on_the_fallback_engine():
+    text = function([], (4, 6), """%lo = arith.constant -1.0 : f64
+  %hi = arith.constant 1.0 : f64
+  %seed = arith.constant 7 : i32
+  %r = linalg.fill_rng_2d ins(%lo, %hi, %seed : f64, f64, i32) outs(%e : tensor<4x6xf32>)
+      -> tensor<4x6xf32>""")
+    compiled, diagnostics = compile_text(text)
+    output = simulate(compiled).outputs[0]
+    assert output.shape == (4, 6) and np.all(np.abs(output) <= 1) and len(np.unique(output)) > 1
+    assert any("'linalg.fill_rng_2d' stays on the fallback engine" in d.message
+               for d in diagnostics)
+
+
+# -- refusals are located -------------------------------------------------------------------
+
+SOFTMAX_ON_MEMREFS = """
+func.func @main(%x: memref<4x6xf32>, %y: memref<4x6xf32>) {
+  linalg.softmax dimension(1) ins(%x : memref<4x6xf32>) outs(%y : memref<4x6xf32>)
+  return
+}"""
+
+
+def test_softmax_on_memrefs_is_a_located_compile_error():
+    with pytest.raises(DiagnosticError) as failure:
+        compile_text(SOFTMAX_ON_MEMREFS)
+    (error,) = [d for d in failure.value.diagnostics if d.severity == "error"]
+    assert error.format().startswith("-:3:3: error: 'linalg.softmax' is decomposed on tensors")
+
+
+def test_simulator_refuses_an_op_that_is_not_structured_at_its_location():
+    with pytest.raises(DiagnosticError) as failure:
+        simulate(SOFTMAX_ON_MEMREFS)
+    (error,) = failure.value.diagnostics
+    assert error.format().startswith("-:3:3: error: 'linalg.softmax' is not a structured op")
