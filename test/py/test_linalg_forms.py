@@ -502,3 +502,58 @@ def test_simulator_refuses_an_op_that_is_not_structured_at_its_location():
         simulate(SOFTMAX_ON_MEMREFS)
     (error,) = failure.value.diagnostics
     assert error.format().startswith("-:3:3: error: 'linalg.softmax' is not a structured op")
+
+
+# -- body ops of a generic on the fallback engine --------------------------------------------
+
+def unsigned(x):
+    return x.astype(f"u{x.dtype.itemsize}")
+
+
+I8 = np.array([-128, -7, -1, 0, 1, 5, 100, 127], np.int8)
+I32 = np.array([-9, -8, -1, 0, 1, 7, 8, 1000], np.int32)
+F32 = np.array([np.nan, -2.5, -1, 0, 0.5, 1, 3, np.inf], np.float32)
+# name -> (input, result element type, body computing %y from %x, numpy reference)
+BODIES = {
+    "uitofp": (I8, "f32", "%y = arith.uitofp %x : i8 to f32", lambda x: unsigned(x)),
+    "extui": (I8, "i32", "%y = arith.extui %x : i8 to i32", lambda x: unsigned(x)),
+    "divui": (I8, "i8", "%c = arith.constant 3 : i8\n    %y = arith.divui %x, %c : i8",
+              lambda x: (unsigned(x) // 3).astype(np.int8)),
+    "maxui": (I8, "i8", "%c = arith.constant 100 : i8\n    %y = arith.maxui %x, %c : i8",
+              lambda x: np.maximum(unsigned(x), 100).astype(np.int8)),
+    "ceildivsi": (I32, "i32", "%c = arith.constant 4 : i32\n    %y = arith.ceildivsi %x, %c : i32",
+                  lambda x: -(-x // 4)),
+    "cmpi_ult": (I8, "i8", "%c = arith.constant 100 : i8\n    %k = arith.cmpi ult, %x, %c : i8\n"
+                 "    %y = arith.extui %k : i1 to i8", lambda x: unsigned(x) < 100),
+    "cmpf_une": (F32, "f32", "%k = arith.cmpf une, %x, %x : f32\n"
+                 "    %y = arith.uitofp %k : i1 to f32", lambda x: np.isnan(x)),
+    "cmpf_one": (F32, "f32", "%c = arith.constant 1.0 : f32\n    %k = arith.cmpf one, %x, %c : f32\n"
+                 "    %y = arith.uitofp %k : i1 to f32", lambda x: ~np.isnan(x) & (x != 1)),
+    "cmpf_ord": (F32, "f32", "%k = arith.cmpf ord, %x, %x : f32\n"
+                 "    %y = arith.uitofp %k : i1 to f32", lambda x: ~np.isnan(x)),
+    "fma": (F32, "f32", "%y = math.fma %x, %x, %x : f32", lambda x: x * x + x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BODIES))
+def test_generic_body_op_on_the_fallback_engine(name):
+    x, element, body, reference = BODIES[name]
+    n, source = x.size, {np.dtype(np.int8): "i8", np.dtype(np.int32): "i32",
+                         np.dtype(np.float32): "f32"}[x.dtype]
+    identity = affine(1, [0])
+    text = f"""
+func.func @main(%a: tensor<{n}x{source}>) -> tensor<{n}x{element}> {{
+  %e = tensor.empty() : tensor<{n}x{element}>
+  %r = linalg.generic {{indexing_maps = [{identity}, {identity}], iterator_types = ["parallel"]}}
+      ins(%a : tensor<{n}x{source}>) outs(%e : tensor<{n}x{element}>) {{
+  ^bb0(%x: {source}, %o: {element}):
+    {body}
+    linalg.yield %y : {element}
+  }} -> tensor<{n}x{element}>
+  return %r : tensor<{n}x{element}>
+}}"""
+    compiled, _ = compile_text(text)
+    with np.errstate(invalid="ignore"):
+        output = simulate(compiled, [x]).outputs[0]
+        expected = np.asarray(reference(x)).astype(output.dtype)
+    np.testing.assert_array_equal(output, expected)
