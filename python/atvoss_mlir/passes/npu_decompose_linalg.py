@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects.transform import interpreter as transform_interpreter
 
-from ..diagnostics import Diagnostic
 from . import ModulePass, PassContext
 
 # op name -> the transform op that rewrites one of them (its result types).
@@ -87,27 +86,23 @@ class NpuDecomposeLinalg(ModulePass):
                                               f"before bufferization: it cannot run on memrefs")
                 if on_memrefs:
                     continue
-                self.decompose(module, name, context)
+                self.decompose(module, name, ops, context)
 
-    def decompose(self, module: ir.Operation, name: str, context: PassContext) -> None:
+    def decompose(self, module: ir.Operation, name: str, ops: list, context: PassContext) -> None:
         script = ir.Module.parse(script_for(name))
-        captured: list[Diagnostic] = []
-
-        def handler(info) -> bool:
-            captured.append(Diagnostic.from_mlir(info))
-            return True
-        attached = module.context.attach_diagnostic_handler(handler)
         try:
             transform_interpreter.apply_named_sequence(module, script.body.operations[0], script)
         except (ValueError, ir.MLIRError) as failure:
-            errors = [d for d in captured if d.severity == "error"]
-            if not errors:
-                context.diagnostics.error(module.location, f"cannot decompose '{name}': "
-                                          f"{str(failure).splitlines()[0]}")
-            for error in errors:  # located at the payload op the transform failed on
-                payload = next((note for note in error.notes), None)
-                location = payload.location if payload is not None else error.location
-                context.diagnostics.error(location, f"cannot decompose '{name}': "
-                                          f"{error.message}")
-        finally:
-            attached.detach()
+            # The bindings give the transform's diagnostics as text only:
+            # "Diagnostic message at loc(...): <message>", at the payload op.
+            by_location = {str(op.location): op.location for op in ops}
+            reported = False
+            for line in str(failure).splitlines():
+                where, sep, message = line.removeprefix("Diagnostic message at ").partition("): ")
+                if line.startswith("Diagnostic message at ") and sep:
+                    location = by_location.get(where + ")", ops[0].location)
+                    context.diagnostics.error(location, f"cannot decompose '{name}': {message}")
+                    reported = True
+            if not reported:
+                context.diagnostics.error(ops[0].location, f"cannot decompose '{name}': "
+                                          f"{' '.join(str(failure).split())}")
