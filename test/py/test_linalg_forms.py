@@ -3,8 +3,8 @@
 Property test: random programs of the forms a user writes by hand (matmuls
 with transposed operands through `indexing_maps`, generics reading
 `linalg.index`, softmax over any axis, reductions, broadcasts, elementwise
-ops with transposing and broadcasting maps) compiled by the npu pipeline,
-simulated and compared with numpy. Then the named ops of the linalg dialect,
+ops with transposing and broadcasting maps), in f32 or fp16, compiled by the
+npu pipeline, simulated and compared with numpy. Then the named ops of the linalg dialect,
 one program each: each runs (on the NPU or the fallback engine) and matches
 numpy, or is refused at compile time with a located error.
 """
@@ -267,10 +267,21 @@ def elementwise(draw, rng):
 FORMS = [matmul_with_maps, generic_with_index, softmax, reduction, broadcast, elementwise]
 
 
+def in_fp16(case: Case) -> Case:
+    """The same program on fp16 tensors, the NPU's own type (its vector unit takes
+    some of these ops); the reference stays the f32 one, within fp16's precision."""
+    text = case.text.replace("f32", "f16").replace("0xFF800000", "0xFC00") \
+        .replace("0x7F800000", "0x7C00")
+    scale = float(np.max(np.abs(case.reference), initial=1.0))
+    return Case(text, [x.astype(np.float16) for x in case.inputs], case.reference,
+                max(case.tolerance, 3e-2 * scale))
+
+
 @st.composite
 def linalg_programs(draw):
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
-    return draw(draw(st.sampled_from(FORMS))(rng))
+    case = draw(draw(st.sampled_from(FORMS))(rng))
+    return in_fp16(case) if draw(st.booleans()) else case
 
 
 @PROFILE
