@@ -145,12 +145,33 @@ class Unsupported(Exception):
     """The NPU cannot run this op; the message says why."""
 
 
+def with_fp32_accumulator(problem: TilingProblem, stages: int) -> TilingProblem:
+    """Count the fp32 SRAM accumulator an fp16/bf16 output needs when the
+    reduction is split into several tiles (one per output buffer)."""
+    if str(problem.output.element_type) not in ("f16", "bf16"):
+        return problem
+    base = problem.temporary_bytes
+    output_dims = [part.dim for part in problem.output.region]
+    reductions = [d for d, dim in enumerate(problem.dims) if dim.reduction]
+
+    def temporaries(tiles):
+        if all(tiles[d] >= problem.dims[d].size for d in reductions):
+            return base(tiles)
+        elements = 1
+        for d in output_dims:
+            elements *= tiles[d]
+        return base(tiles) + stages * elements * 4
+    problem.temporary_bytes = temporaries
+    return problem
+
+
 class Recipe:
     """One op family: recognition and tiling problem (`problem`), and the npu
     ops computing one tile (`emit`). Registered in `recipes.RECIPES`."""
 
     name: ClassVar[str]
     ops: ClassVar[tuple[str, ...]]      # linalg op names the recipe may recognise
+    sram_only_ops: ClassVar[tuple[str, ...]] = ()   # also rewritten on SRAM tiles
     # Runs on the matrix unit: accumulates across the reduction loop, with the
     # activation epilogue on the last step, and its loop order is searched.
     matrix_unit: ClassVar[bool] = False
@@ -161,6 +182,11 @@ class Recipe:
     def loop_positions(self, problem: TilingProblem) -> tuple[int, list[int]]:
         """The linalg op's number of loops, and the loop each problem dim is."""
         return len(problem.dims), list(range(len(problem.dims)))
+
+    def build_on_tiles(self, op, inputs: list, out: ir.Value):
+        """The op on SRAM tiles with an output of another element type (an fp32
+        accumulator): built anew, since the op's body depends on its types."""
+        raise Unsupported(f"'{op.name}' has no accumulator form")
 
     def on_sram_tiles(self, compute, problem: TilingProblem) -> None:
         """Adapt the op computing one SRAM tile (`compute`, a clone of the tiled op)."""
@@ -231,6 +257,23 @@ def ints(attribute, default) -> list[int]:
 
 def optional_attr(op, name):
     return op.attributes[name] if name in op.attributes else None
+
+
+def built_op() -> ir.Operation:
+    """The op just built before the current insertion point (linalg builders on
+    memrefs return no result to reach it by)."""
+    point = ir.InsertionPoint.current
+    operations = list(point.block.operations)
+    position = len(operations) if point.ref_operation is None else \
+        operations.index(point.ref_operation)
+    return operations[position - 1].operation
+
+
+def copy_npu_attributes(source, built) -> None:
+    for named in list(source.attributes):
+        name = named if isinstance(named, str) else named.name
+        if name.startswith("npu."):
+            built.attributes[name] = source.attributes[name]
 
 
 def ins_outs(op) -> tuple[list, list]:
