@@ -209,8 +209,20 @@ class SharedDram:
         while index < len(starts) and starts[index] < start + cycles:
             start = max(start, ends[index])
             index += 1
-        starts.insert(index, start)
-        ends.insert(index, start + cycles)
+        end = start + cycles
+        # Merge with touching neighbours: back-to-back transfers stay one interval.
+        joins_previous = index > 0 and ends[index - 1] == start
+        joins_next = index < len(starts) and starts[index] == end
+        if joins_previous and joins_next:
+            ends[index - 1] = ends[index]
+            del starts[index], ends[index]
+        elif joins_previous:
+            ends[index - 1] = end
+        elif joins_next:
+            starts[index] = start
+        else:
+            starts.insert(index, start)
+            ends.insert(index, end)
         return start
 
 

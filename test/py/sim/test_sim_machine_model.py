@@ -278,6 +278,22 @@ def test_a_transfer_takes_an_earlier_gap_on_dram():
     assert dram_timeline.book(100, 128, 0) == 228     # channel 1: right after the first
     assert dram_timeline.book(300, 800, 0) == 1128    # no gap of 800 before 1128
     assert dram_timeline.book(400, 50, 0) == 400
+    assert dram_timeline.book(356, 44, 0) == 356     # fills the gap up to 400 exactly
+    assert dram_timeline.book(0, 10, 0) == 0
+    assert dram_timeline.book(0, 91, 0) == 450      # the gap 450..1000
+    # Touching transfers are one interval; those ended before the horizon are dropped.
+    assert list(zip(dram_timeline.starts, dram_timeline.ends)) == \
+        [(0, 10), (100, 541), (1000, 1928)]
+    assert dram_timeline.book(2500, 1, 2000) == 2500
+    assert list(zip(dram_timeline.starts, dram_timeline.ends)) == [(2500, 2501)]
+
+
+def test_many_dmas_without_waits_stay_fast():
+    """Back-to-back transfers merge into one DRAM interval: booking stays cheap."""
+    dram_timeline = machine_model.SharedDram()
+    for i in range(20000):
+        dram_timeline.book(0, 10, 0)
+    assert len(dram_timeline.starts) == 1 and dram_timeline.ends == [200000]
 
 
 # -- roofline ------------------------------------------------------------------------------
