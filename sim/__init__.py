@@ -32,7 +32,8 @@ from .ops_linalg import needs_generalizing
 from .report import build_report, chrome_trace, format_table, to_json
 from .ops_builtin import float_rounder
 from .ops_memref import memory_space
-from .values import DRAM, SRAM, Buffer, MemRef, identity_strides, numpy_dtype
+from .values import (DRAM, SRAM, Buffer, MemRef, identity_strides, numpy_dtype,
+                     unsupported_element)
 
 __all__ = ["simulate", "SimResult", "random_inputs", "DiagnosticError"]
 
@@ -157,8 +158,8 @@ def _random_value(func, index: int, type_: ir.Type, rng):
         raise error_at(func.location, f"argument #{index} has a dynamic shape: give an input")
     dtype = numpy_dtype(memref.element_type)
     if dtype is None:
-        raise error_at(func.location, f"argument #{index}: element type "
-                       f"{memref.element_type} is not supported")
+        raise error_at(func.location, f"argument #{index}: "
+                       f"{unsupported_element(memref.element_type)}")
     shape = list(memref.shape)
     if dtype.kind == "f":
         return rng.uniform(-1.0, 1.0, shape).astype(dtype)
@@ -181,8 +182,8 @@ def _argument(func, index: int, type_: ir.Type, value, machine: Machine, info: O
         return float_rounder(type_)(float(value))
     dtype = numpy_dtype(type_.element_type)
     if dtype is None:
-        raise error_at(func.location, f"argument #{index}: element type "
-                       f"{type_.element_type} is not supported")
+        raise error_at(func.location, f"argument #{index}: "
+                       f"{unsupported_element(type_.element_type)}")
     dynamic = ir.ShapedType.get_dynamic_size()
     if value is None:  # timing-only without inputs: shapes suffice
         if not type_.has_static_shape:
@@ -266,6 +267,8 @@ def simulate(module_or_text, inputs=None, target: NpuTarget | str | None = DEFAU
     memref_args = [a for a in args if isinstance(a, MemRef)]
     masks = [a.buffer.touched for a in memref_args if a.buffer.touched is not None]
     compulsory = sum(int(np.count_nonzero(m & 1)) for m in masks)
+    # Constants (memref.global: the weights) are read from DRAM at least once.
+    compulsory += sum(int(np.count_nonzero(b.touched & 1)) for b in machine.dram_globals)
     if results:
         compulsory += sum(r.nbytes for r in results if isinstance(r, MemRef))
         finals = results

@@ -36,6 +36,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourcePosition, diagnostics_of, error_at
+from ..machine_model import refused_type_reason
 from ..limits import (folded_bytes, format_bytes, format_limit, memory_limit,
                       onnx_folding_check, onnx_tensor_check)
 from . import builders as b
@@ -230,6 +231,8 @@ class GraphImporter:
     def _argument_type(self, info: onnx.ValueInfoProto) -> ir.Type:
         tensor_type = info.type.tensor_type
         element_type = _element_type(tensor_type.elem_type)
+        if tensor_type.elem_type == onnx.TensorProto.BFLOAT16:
+            raise self.error(f"graph input '{info.name}': {refused_type_reason('bf16')}")
         if not info.type.HasField("tensor_type") or element_type is None:
             raise self.error(f"graph input '{info.name}': only tensors of numeric types "
                              f"are supported")

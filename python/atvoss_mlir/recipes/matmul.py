@@ -31,7 +31,7 @@ def default_maps(op, expected: list[str]) -> bool:
 def check_matrix_types(lhs, rhs, out) -> None:
     a, b, c = type_name(lhs), type_name(rhs), type_name(out)
     if a != b or a not in MATRIX_TYPES:
-        raise Unsupported(f"the matrix unit takes fp16/bf16/fp32/int8 operands of one type, "
+        raise Unsupported(f"the matrix unit takes fp16/fp32/int8 operands of one type, "
                           f"got {a} and {b}")
     if c not in ACCUMULATOR_TYPES[a]:
         raise Unsupported(f"the matrix unit cannot produce {c} from {a} inputs")

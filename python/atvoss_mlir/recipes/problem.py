@@ -14,6 +14,8 @@ from typing import Callable, ClassVar
 
 from mlir import ir
 
+from .. import machine_model
+from ..machine_model import element_bytes, gemm_cycles, vector_cycles  # noqa: F401 (the costs)
 from ..target import NpuTarget
 
 TILE_SIZES_ATTR = "npu.tile_sizes"
@@ -29,14 +31,9 @@ ACTIVATION_ATTR = "npu.activation"
 TILE_LOOP_ATTR = "npu.tile_loop"   # the outermost loop of a tile nest
 INIT_ATTR = "npu.init"             # the initial value of an SRAM tile, folded into its op
 
-MATRIX_TYPES = ("f16", "bf16", "f32", "i8")
-
-
-ACCUMULATOR_TYPES = {"f16": ("f16", "f32"), "bf16": ("bf16", "f32"), "f32": ("f32",),
-                     "i8": ("i8", "i32")}
-
-
-VECTOR_TYPES = ("f16", "bf16", "f32", "i8", "i32")
+MATRIX_TYPES = machine_model.MATRIX_INPUT_TYPES
+ACCUMULATOR_TYPES = {name: machine_model.matrix_output_types(name) for name in MATRIX_TYPES}
+VECTOR_TYPES = machine_model.VECTOR_TYPES
 
 
 @dataclass(frozen=True)
@@ -206,13 +203,6 @@ class Recipe:
         raise NotImplementedError
 
 
-def element_bytes(element_type: ir.Type) -> int:
-    if isinstance(element_type, ir.IndexType):
-        return 8
-    return max(1, ir.IntegerType(element_type).width // 8) \
-        if isinstance(element_type, ir.IntegerType) else ir.FloatType(element_type).width // 8
-
-
 def type_name(value: ir.Value) -> str:
     return str(ir.MemRefType(value.type).element_type)
 
@@ -226,25 +216,6 @@ def static_shape(value: ir.Value, what: str) -> list[int]:
     if memref.memory_space is not None:
         raise Unsupported(f"{what} is not in DRAM")
     return list(memref.shape)
-
-
-def gemm_cycles(m: int, n: int, k: int, target: NpuTarget, int8: bool = False) -> int:
-    """SCALE-Sim's compute cycles of an M x N x K GEMM on the array: every fold
-    spans the whole array, so a partial fold costs as much as a full one (which
-    is why tiles that are multiples of the array size win)."""
-    rows, cols = target.array_rows, target.array_cols
-    speedup = target.int8_speedup if int8 else 1
-
-    def fold_sum(sr, sc, streamed, row_weight):
-        folds = -(-sr // rows) * -(-sc // cols)
-        return folds * (row_weight * rows + cols + streamed - 2)
-    ws = fold_sum(k, n, -(-m // speedup), 2)
-    os_ = fold_sum(m, n, -(-k // speedup), 1)
-    return {"ws": ws, "os": os_}.get(target.dataflow, min(ws, os_))
-
-
-def vector_cycles(elements: int, target: NpuTarget, taps: int = 1) -> int:
-    return -(-elements * taps // target.vector_lanes) + 8
 
 
 def ints(attribute, default) -> list[int]:
