@@ -13,8 +13,9 @@ itself zeroed. It is checked before the MLIR reader sees the bytes, because
 the reader aborts the whole process on some corrupt inputs (an assertion in
 the attribute section), and a flipped bit in a weight would otherwise load as
 a silently different program. Bytecode written by other tools has no
-checksum: it is first parsed in a child process, so that an abort becomes an
-error instead of taking this process down.
+checksum: it is first parsed in a child process, so that an abort or an
+endless loop of the reader becomes an error instead of taking this process
+down.
 
 Files are written to a temporary file in the same directory and renamed on
 success: a failed compile or write leaves no partial output file.
@@ -53,6 +54,8 @@ _CHECKSUM_PLACEHOLDER = _CHECKSUM_PREFIX + b"0" * 64
 # The digest is a null-terminated string of the bytecode's string section.
 _CHECKSUM_PATTERN = re.compile(rb"sha256:([0-9a-f]{64})\x00")
 
+# Bytecode without a checksum is first read in a child process, given this long.
+READER_SECONDS = 20.0
 # Constants smaller than this stay inline: a blob's header costs more than it saves.
 RESOURCE_MIN_BYTES = 64
 
@@ -180,8 +183,9 @@ def parse_program(data: bytes | str, context: ir.Context, filename: str = "-") -
         return parse_module(data, context, filename)
     data = bytes(data)
     signed = _verify_checksum(data, filename)
-    if not signed and not _reader_survives(data):
-        raise ArtifactError(filename, "corrupt MLIR bytecode: the MLIR reader aborts on it")
+    failure = None if signed else _reader_failure(data)
+    if failure:
+        raise ArtifactError(filename, f"corrupt MLIR bytecode: {failure}")
     try:
         module = ir.Module.parse(data, context)
     except ir.MLIRError as error:
@@ -219,15 +223,22 @@ except ir.MLIRError:
 """
 
 
-def _reader_survives(data: bytes) -> bool:
-    """Whether the MLIR reader returns on `data` (with or without errors)
-    rather than aborting: tried in a child process, without a core file."""
+def _reader_failure(data: bytes) -> str | None:
+    """How the MLIR reader fails to return on `data` (aborts, or runs past the
+    time limit), or None: tried in a child process, without a core file."""
     def no_core_file():
         import resource
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    child = subprocess.run([sys.executable, "-c", _PARSE_IN_CHILD], input=data,
-                           capture_output=True, preexec_fn=no_core_file)
-    return child.returncode >= 0  # negative: killed by a signal
+    # Reading takes about 1 ms per MB; a corrupt length can make it loop.
+    seconds = READER_SECONDS + len(data) / 2**20
+    try:
+        child = subprocess.run([sys.executable, "-c", _PARSE_IN_CHILD], input=data,
+                               capture_output=True, preexec_fn=no_core_file, timeout=seconds)
+    except subprocess.TimeoutExpired:
+        return f"the MLIR reader does not finish on it within {seconds:.0f} s"
+    if child.returncode < 0:  # killed by a signal
+        return "the MLIR reader aborts on it"
+    return None
 
 
 # -- writing -----------------------------------------------------------------------------------
