@@ -252,13 +252,14 @@ def program_bytes(module: ir.Module, emit: str, *, debug_info: bool = True,
     stream = io.BytesIO()
     with weights_as_resources(module), _checksum_placeholder(module):
         module.operation.write_bytecode(stream)
-    data = bytearray(stream.getbuffer())
+    data = stream.getvalue()
     start = data.find(_CHECKSUM_PLACEHOLDER)
     if start < 0 or data.find(_CHECKSUM_PLACEHOLDER, start + 1) >= 0:
         raise RuntimeError("the checksum placeholder is not unique in the bytecode")
     digest = hashlib.sha256(data).hexdigest().encode()
-    data[start + len(_CHECKSUM_PREFIX):start + len(_CHECKSUM_PLACEHOLDER)] = digest
-    return bytes(data)
+    view = memoryview(data)  # one copy of the weights, not three
+    return b"".join((view[:start + len(_CHECKSUM_PREFIX)], digest,
+                     view[start + len(_CHECKSUM_PLACEHOLDER):]))
 
 
 def write_program(module: ir.Module, path: str, emit: str | None = None, **printing) -> None:
