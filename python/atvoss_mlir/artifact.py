@@ -27,6 +27,7 @@ import contextlib
 import dataclasses
 import hashlib
 import io
+import math
 import os
 import re
 import subprocess
@@ -36,6 +37,7 @@ import tempfile
 import numpy as np
 from mlir import ir
 
+from .bytecode import resource_blobs
 from .diagnostics import (Diagnostic, DiagnosticError, SourcePosition, diagnostics_of,
                           source_position)
 from .parse_guard import parse_module
@@ -56,6 +58,10 @@ _CHECKSUM_PATTERN = re.compile(rb"sha256:([0-9a-f]{64})\x00")
 
 # Bytecode without a checksum is first read in a child process, given this long.
 READER_SECONDS = 20.0
+# Where weights live: op name -> attribute.
+_WEIGHT_ATTRIBUTES = {"memref.global": "initial_value", "arith.constant": "value"}
+_NUMPY_DTYPES = {name: np.dtype(name.replace("f", "float").replace("i", "int"))
+                 for name in ("f16", "f32", "f64", "i8", "i16", "i32", "i64")}
 # Constants smaller than this stay inline: a blob's header costs more than it saves.
 RESOURCE_MIN_BYTES = 64
 
@@ -191,12 +197,41 @@ def parse_program(data: bytes | str, context: ir.Context, filename: str = "-") -
     except ir.MLIRError as error:
         reasons = "; ".join(d.message for d in diagnostics_of(error))
         raise ArtifactError(filename, f"corrupt or truncated MLIR bytecode: {reasons}") from None
+    _dense_weights(module, data)
     attributes = module.operation.attributes
     if CHECKSUM_ATTR in attributes:
         if not signed:  # the digest itself was damaged
             raise ArtifactError(filename, f"corrupt MLIR bytecode: malformed '{CHECKSUM_ATTR}'")
         del attributes[CHECKSUM_ATTR]  # an envelope of the file, not part of the program
     return module
+
+
+def _dense_weights(module: ir.Module, data: bytes) -> None:
+    """Turn the weights of a bytecode file back into dense attributes, read
+    from the file's blobs: the module is then the one the compiler built in
+    memory (the simulator and the text form read dense data directly).
+    A blob that cannot be found or does not fit stays a resource."""
+    blobs = resource_blobs(data)
+
+    def visit(op):
+        name = _WEIGHT_ATTRIBUTES.get(op.name)
+        attr = op.attributes[name] if name is not None and name in op.attributes else None
+        text = str(attr) if attr is not None else ""
+        if text.startswith("dense_resource<"):
+            attr = ir.DenseResourceElementsAttr(attr)
+            key = text[len("dense_resource<"):].split(">", 1)[0].strip('"')
+            shaped = ir.ShapedType(attr.type)
+            dtype = _NUMPY_DTYPES.get(str(shaped.element_type))
+            blob = blobs.get(key)
+            if dtype is not None and blob is not None and \
+                    len(blob) == math.prod(shaped.shape) * dtype.itemsize:
+                array = np.frombuffer(blob, dtype).reshape(shaped.shape)
+                op.attributes[name] = ir.DenseElementsAttr.get(array, type=attr.type)
+        return ir.WalkResult.ADVANCE
+
+    if blobs:
+        with module.context:
+            module.operation.walk(visit)
 
 
 def _verify_checksum(data: bytes, filename: str) -> bool:
@@ -322,7 +357,7 @@ def weights_as_resources(module: ir.Module):
     swapped: list[tuple[ir.Operation, str, ir.Attribute]] = []
 
     def visit(op):
-        name = {"memref.global": "initial_value", "arith.constant": "value"}.get(op.name)
+        name = _WEIGHT_ATTRIBUTES.get(op.name)
         if name is not None and name in op.attributes:
             blob = _as_resource(op.attributes[name], op)
             if blob is not None:

@@ -14,6 +14,7 @@ import sys
 import numpy as np
 import onnx
 import pytest
+from mlir import ir
 from onnx import helper
 
 import atvoss_mlir
@@ -80,14 +81,36 @@ def saved(compiled, tmp_path_factory):
 def test_bytecode_holds_weights_as_resources_and_the_model_record(saved):
     data = saved["bytecode"].read_bytes()
     assert data.startswith(artifact.BYTECODE_MAGIC)
-    module = artifact.parse_program(data, make_context(), str(saved["bytecode"]))
-    text = module.operation.get_asm(large_resource_limit=None)
+    stored = ir.Module.parse(data, make_context())  # as the file holds it
+    text = stored.operation.get_asm(large_resource_limit=None)
     assert "dense_resource<" in text and not re.search(r'dense<"0x[0-9A-F]{128}', text)
+    assert artifact.CHECKSUM_ATTR in stored.operation.attributes
+    module = artifact.parse_program(data, make_context(), str(saved["bytecode"]))
     assert artifact.CHECKSUM_ATTR not in module.operation.attributes
     metadata = artifact.read_metadata(module)
     assert metadata.target == atvoss_mlir.compiler.parse_target(TARGET)
     assert metadata.input_names == ["image", "offset"]
     assert metadata.output_names == ["features", "pooled"]
+
+
+def test_loaded_weights_are_dense_again(saved, compiled):
+    # Read from the file's blobs: the loaded module is the one compile() built,
+    # so the simulator and the text form need no hex round trip.
+    loaded = atvoss_mlir.load(str(saved["bytecode"]))
+    assert "dense_resource<" not in loaded.program
+    assert loaded.program.count("dense<") == compiled.program.count("dense<")
+
+
+def test_blobs_are_read_from_the_bytecode_layout(saved):
+    from atvoss_mlir.bytecode import resource_blobs
+    data = saved["bytecode"].read_bytes()
+    blobs = resource_blobs(data)
+    weight = onnx.numpy_helper.to_array(
+        next(i for i in conv_model().graph.initializer if i.name == "weight"))
+    # The conv weight, in the HWCF layout the compiler chose.
+    assert any(bytes(blob) == weight.transpose(2, 3, 1, 0).tobytes() for blob in blobs.values())
+    assert resource_blobs(data[:len(data) // 2]) == {}
+    assert resource_blobs(b"ML\xefR" + bytes(100)) == {}
 
 
 def test_text_is_text_and_emit_overrides_the_suffix(tmp_path):
