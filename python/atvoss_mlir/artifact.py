@@ -54,7 +54,7 @@ CHECKSUM_ATTR = "npu.checksum"
 _CHECKSUM_PREFIX = b"sha256:"
 _CHECKSUM_PLACEHOLDER = _CHECKSUM_PREFIX + b"0" * 64
 # The digest is a null-terminated string of the bytecode's string section.
-_CHECKSUM_PATTERN = re.compile(rb"sha256:([0-9a-f]{64})\x00")
+_CHECKSUM_DIGEST = re.compile(rb"[0-9a-f]{64}\x00")
 
 # Bytecode without a checksum is first read in a child process, given this long.
 READER_SECONDS = 20.0
@@ -236,12 +236,16 @@ def _dense_weights(module: ir.Module, data: bytes) -> None:
 
 def _verify_checksum(data: bytes, filename: str) -> bool:
     """True if the file carries a digest and it matches; False if it has none."""
-    match = _CHECKSUM_PATTERN.search(data)
-    if match is None:
+    # The string section, which holds the digest, is written last.
+    start = data.rfind(_CHECKSUM_PREFIX) + len(_CHECKSUM_PREFIX)
+    digest = data[start:start + 65]
+    if start < len(_CHECKSUM_PREFIX) or not _CHECKSUM_DIGEST.fullmatch(digest):
         return False
-    unsigned = bytearray(data)
-    unsigned[match.start(1):match.end(1)] = b"0" * 64
-    if hashlib.sha256(unsigned).hexdigest().encode() != match.group(1):
+    view = memoryview(data)
+    unsigned = hashlib.sha256(view[:start])
+    unsigned.update(b"0" * 64)
+    unsigned.update(view[start + 64:])
+    if unsigned.hexdigest().encode() != digest[:64]:
         raise ArtifactError(filename, "corrupt MLIR bytecode: the checksum does not match the "
                             "contents (the file was truncated or modified after it was written)")
     return True
