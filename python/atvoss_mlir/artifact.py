@@ -310,8 +310,9 @@ def write_file(path: str, data: bytes | str) -> None:
     """Write `data` to `path` all at once: a temporary file in the same directory
     renamed over `path`, so a failure leaves no partial (or empty) file."""
     if path == "-":
-        if isinstance(data, str):
-            sys.stdout.write(data)
+        if isinstance(data, str) or not hasattr(sys.stdout, "buffer"):  # a text stream
+            sys.stdout.write(data if isinstance(data, str)
+                             else bytes(data).decode("utf-8", "surrogateescape"))
         else:
             sys.stdout.flush()
             sys.stdout.buffer.write(data)
