@@ -72,7 +72,11 @@ def run(argv: list[str] | None = None) -> int:
     except TargetError as failure:
         return _fail(f"invalid --target: {failure}")
     try:
-        data = sys.stdin.buffer.read() if args.input == "-" else open(args.input, "rb").read()
+        if args.input == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(args.input, "rb") as stream:
+                data = stream.read()
     except OSError as failure:
         return _fail(f"cannot read '{args.input}': {failure.strerror}")
     try:

@@ -359,7 +359,7 @@ func.func @main(%a: tensor<512x512xf32>, %b: tensor<512x512xf32>) -> tensor<512x
 """)
     for output in ("out.mlir", "out.mlirbc"):
         result = tool("atvoss-opt", source, "--npu-pipeline",
-                      "--target=npu -max-sram-bytes=64 -tile-min=8", "-o", tmp_path / output)
+                      "--target=npu -max-sram-bytes=16 -tile-min=1", "-o", tmp_path / output)
         assert result.returncode == 1 and "error:" in result.stderr
         assert "Traceback" not in result.stderr
         assert not (tmp_path / output).exists()
