@@ -2,7 +2,7 @@
 cycle/SRAM model of the machine described by an `NpuTarget`.
 
     from atvoss_mlir.sim import simulate
-    result = simulate(text, [a, b], target="npu -dataflow=os")
+    result = simulate(text, [a, b], target="npu -dataflow=os")   # text, bytecode or ir.Module
     result.outputs, result.report["total_cycles"]
 
 Inputs and outputs: the entry's memref arguments are DRAM buffers (SRAM ones,
@@ -62,12 +62,13 @@ class SimResult:
         return chrome_trace(self.trace_events, self.engines, self.target)
 
 
-def _parse(module_or_text):
-    if isinstance(module_or_text, ir.Module):
-        return module_or_text
+def _parse(program):
+    """A module from an ir.Module, MLIR text or MLIR bytecode (bytes)."""
+    if isinstance(program, ir.Module):
+        return program
+    from atvoss_mlir.artifact import parse_program
     from atvoss_mlir.context import make_context
-    from atvoss_mlir.parse_guard import parse_module
-    return parse_module(module_or_text, make_context())
+    return parse_program(program, make_context())
 
 
 def _ops_to_generalize(module: ir.Module) -> list:

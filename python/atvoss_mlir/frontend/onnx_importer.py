@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -420,9 +421,34 @@ def import_onnx(model_or_path, context: ir.Context | None = None, *,
     (dense_resource blobs). Raises DiagnosticError, located at the ONNX node,
     for anything that cannot be imported.
     """
+    return import_onnx_model(model_or_path, context, input_shapes=input_shapes,
+                             weights=weights).module
+
+
+@dataclass
+class ImportedModel:
+    module: ir.Module
+    input_names: list[str]   # the graph inputs that are not initializers, in order
+    output_names: list[str]
+
+
+def import_onnx_model(model_or_path, context: ir.Context | None = None, *,
+                      input_shapes: dict[str, list[int]] | None = None,
+                      weights: str = "dense") -> ImportedModel:
+    """`import_onnx`, with the graph's input and output names (a model file
+    is read once: its weights are most of it)."""
     if weights not in ("dense", "resource"):
         raise ValueError(f"weights must be 'dense' or 'resource', not {weights!r}")
     model, path = _load(model_or_path)
+    initializers = {initializer.name for initializer in model.graph.initializer}
+    input_names = [i.name for i in model.graph.input if i.name not in initializers]
+    output_names = [o.name for o in model.graph.output]
+    return ImportedModel(_import(model, path, context, input_shapes, weights), input_names,
+                         output_names)
+
+
+def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None,
+            input_shapes: dict[str, list[int]] | None, weights: str) -> ir.Module:
     if input_shapes:
         model = _with_input_shapes(model, input_shapes)
     opset = _default_opset(model)
