@@ -23,12 +23,27 @@ def ops_before(op) -> list:
     return before[::-1]
 
 
+VIEWS = ("memref.subview", "memref.cast", "memref.collapse_shape", "memref.expand_shape",
+         "memref.reinterpret_cast")
+
+
 def touches(op, buffer: ir.Value) -> bool:
-    """Whether `op` may read or write `buffer`: an operand, or a region that is
-    not a linalg body (a loop may touch anything)."""
-    if any(operand == buffer for operand in op.operands):
-        return True
-    return bool(len(op.regions)) and not op.name.startswith("linalg.")
+    """Whether `op` or an op nested in it (a tile loop's body) uses `buffer` or
+    a view of it."""
+    pending, seen = [buffer], []
+    while pending:
+        value = pending.pop()
+        seen.append(value)
+        for use in value.uses:
+            user = use.owner.operation
+            ancestor = user
+            while ancestor is not None:
+                if ancestor == op.operation:
+                    return True
+                ancestor = ancestor.parent
+            if user.name in VIEWS:
+                pending.extend(r for r in user.results if r not in seen)
+    return False
 
 
 def init_fill(op, output: ir.Value):
