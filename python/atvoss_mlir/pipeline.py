@@ -10,6 +10,7 @@ Named pipelines are declared as data in `pipelines/<name>.txt`.
 
 from __future__ import annotations
 
+import sys
 import traceback
 from dataclasses import dataclass, field
 from importlib import resources
@@ -145,11 +146,28 @@ def _wrap(pass_: ModulePass, pass_context: PassContext):
     return run
 
 
-def build_pass_manager(text: str, context: ir.Context,
-                       pass_context: PassContext) -> passmanager.PassManager:
-    """A PassManager on builtin.module running the pipeline `text`."""
+def _printer(when: str, argument: str):
+    """A pass printing the module to stderr, headed as mlir-opt's IR dumps are."""
+    def run(op: ir.Operation, external_pass) -> None:
+        print(f"// -----// IR Dump {when} {argument} //----- //", file=sys.stderr)
+        print(op, file=sys.stderr)
+    return run
+
+
+def build_pass_manager(text: str, context: ir.Context, pass_context: PassContext,
+                       print_before: tuple = (), print_after: tuple = ()
+                       ) -> passmanager.PassManager:
+    """A PassManager on builtin.module running the pipeline `text`, printing the
+    IR before the passes named in `print_before` and after those in `print_after`
+    (`--mlir-print-ir-before=` / `--mlir-print-ir-after=`)."""
     pm = passmanager.PassManager("builtin.module", context)
     upstream: list[Element] = []
+
+    def print_if(when: str, names: tuple, element: Element):
+        if element.name in names:
+            flush()
+            pm.add(_printer(when, element.name), name=f"Print{when}",
+                   argument=f"print-ir-{when.lower()}")
 
     def flush():
         if not upstream:
@@ -161,10 +179,12 @@ def build_pass_manager(text: str, context: ir.Context,
         upstream.clear()
 
     for element in parse_pipeline(text):
+        print_if("Before", print_before, element)
         pass_class = lookup_pass(element.name)
         if pass_class is None:
             _reject_nested_npu_passes(element)
             upstream.append(element)
+            print_if("After", print_after, element)
             continue
         if element.nested:
             raise PipelineError(f"'{element.name}' is a pass, not an op anchor", element.start)
@@ -175,19 +195,20 @@ def build_pass_manager(text: str, context: ir.Context,
             raise PipelineError(str(error), element.start) from None
         pm.add(_wrap(pass_, pass_context), name=type(pass_).__name__,
                argument=pass_.argument, description=pass_.summary)
+        print_if("After", print_after, element)
     flush()
     return pm
 
 
 def run_pipeline(module: ir.Module, text: str, pass_context: PassContext,
-                 configure=None) -> None:
+                 configure=None, print_before: tuple = (), print_after: tuple = ()) -> None:
     """Run the pipeline `text` on `module`; raises DiagnosticError on failure.
 
     `configure(pm)` may enable IR printing or timing before the run. The
     remarks and warnings of a successful run stay in `pass_context.diagnostics`.
     """
     try:
-        pm = build_pass_manager(text, module.context, pass_context)
+        pm = build_pass_manager(text, module.context, pass_context, print_before, print_after)
     except PipelineError as error:
         raise DiagnosticError([error.diagnostic]) from None
     if configure is not None:

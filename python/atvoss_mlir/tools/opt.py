@@ -57,6 +57,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="print remarks (why a pass chose what it chose)")
     parser.add_argument("--mlir-print-ir-before-all", action="store_true")
     parser.add_argument("--mlir-print-ir-after-all", action="store_true")
+    parser.add_argument("--mlir-print-ir-before", default="", metavar="PASS[,PASS]",
+                        help="print the IR before these passes")
+    parser.add_argument("--mlir-print-ir-after", default="", metavar="PASS[,PASS]",
+                        help="print the IR after these passes (e.g. npu-tile)")
     parser.add_argument("--mlir-print-op-generic", action="store_true")
     parser.add_argument("--mlir-print-debuginfo", action="store_true")
     parser.add_argument("--mlir-timing", action="store_true")
@@ -130,7 +134,9 @@ def process_chunk(chunk: Chunk, context: ir.Context, pipeline: str | None,
             if args.mlir_timing:
                 pm.enable_timing()
         try:
-            run_pipeline(module, pipeline, pass_context, configure)
+            run_pipeline(module, pipeline, pass_context, configure,
+                         tuple(filter(None, args.mlir_print_ir_before.split(","))),
+                         tuple(filter(None, args.mlir_print_ir_after.split(","))))
         except DiagnosticError as error:
             result.diagnostics = error.diagnostics
             result.internal_errors = pass_context.internal_errors
