@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "test" / "py" / "frontend"))
 
 from mlir import ir  # noqa: E402
 
@@ -32,7 +31,7 @@ SOURCES = {"matmul": "matmul", "conv3x3": "conv-3x3-stride1", "conv7x7s2": "conv
 def compiled_program(name: str) -> str:
     """The npu program of one workload, printed without locations (line = op)."""
     if name == "resnet":
-        import onnx_testing
+        from atvoss_mlir.testing import onnx_models as onnx_testing
         model = onnx_testing.resnet50(width=8, image=32, classes=10)
         program = compile_model(model).program
     else:

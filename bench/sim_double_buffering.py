@@ -12,10 +12,9 @@ import pathlib
 import sys
 import time
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "test" / "py" / "sim"))
 
-from atvoss_mlir.sim import simulate  # noqa: E402
-from sim_programs import streamed_matmul  # noqa: E402
+from atvoss_mlir.sim import simulate
+from atvoss_mlir.testing.sim_programs import streamed_matmul
 
 
 def main() -> None:

@@ -22,12 +22,11 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "test" / "py" / "sim"))
 
-from atvoss_mlir.context import make_context  # noqa: E402
-from atvoss_mlir.sim import simulate  # noqa: E402
-from mlir import ir  # noqa: E402
-from sim_programs import tiled_matmul  # noqa: E402
+from atvoss_mlir.context import make_context
+from atvoss_mlir.sim import simulate
+from mlir import ir
+from atvoss_mlir.testing.sim_programs import tiled_matmul
 
 
 def npu_ops_of_tiled_matmul(m: int, n: int, k: int, tm: int, tn: int, tk: int) -> int:
