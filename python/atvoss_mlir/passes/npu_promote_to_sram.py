@@ -32,8 +32,8 @@ from mlir.dialects import arith, memref, scf
 
 from ..dialects import npu
 from . import ModulePass, PassContext
-from .npu_tile import (LOOP_ORDER_ATTR, TILE_SIZES_ATTR, OperandTile, Schedule, Strided, Tiled,
-                       TilingProblem, Unsupported, Whole, Window, linalg_ops, reuse_period,
+from .npu_tile import (LOOP_ORDER_ATTR, STAGES_ATTR, TILE_SIZES_ATTR, OperandTile, Schedule,
+                       Strided, Tiled, TilingProblem, Unsupported, Whole, Window, linalg_ops, reuse_period,
                        tiling_problem, trip_counts)
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -681,6 +681,14 @@ def schedule_of(op, problem: TilingProblem) -> Schedule | None:
     return Schedule(tiles, order, 0, 0)
 
 
+def op_stages(op, target) -> int:
+    """Pipeline stages of the op: fewer than the target's when npu-tile found
+    that only fewer fit."""
+    if STAGES_ATTR in op.attributes:
+        return ir.IntegerAttr(op.attributes[STAGES_ATTR]).value
+    return target.pipeline_stages
+
+
 @dataclass(frozen=True)
 class NpuPromoteToSram(ModulePass):
     argument = "npu-promote-to-sram"
@@ -706,7 +714,7 @@ class NpuPromoteToSram(ModulePass):
                 absorbed = problem.absorbed_ops
                 after_fallback = fallback_may_be_running(op, absorbed)
                 with op.location, ir.InsertionPoint(op):
-                    TileProgram(problem, schedule, target.pipeline_stages, target,
+                    TileProgram(problem, schedule, op_stages(op, target), target,
                                 after_fallback).emit()
                 op.erase()
                 for absorbed_op in absorbed:
