@@ -15,10 +15,10 @@ from mlir import ir
 from atvoss_mlir.context import make_context
 from atvoss_mlir.diagnostics import DiagnosticError
 from atvoss_mlir.passes import tile_search
-from atvoss_mlir.passes.npu_tile import Unsupported, linalg_ops, tiling_problem
+from atvoss_mlir.passes.npu_tile import Unsupported, dma_cycles, linalg_ops, tiling_problem
 from atvoss_mlir.passes.tile_search import (Schedule, choose_schedule, estimate, loop_orders,
-                                            search, signature, tile_grid, trip_counts,
-                                            working_set)
+                                            search, signature, tile_grid, transfer_cycles,
+                                            trip_counts, working_set)
 from atvoss_mlir.target import parse_target
 from test_lowering_cases import check_case, compile_text, conv_case, matmul_case
 
@@ -150,6 +150,20 @@ def test_array_search_picks_the_schedule_of_the_candidate_loop(programs, target_
                 (expected, smallest), f"{op.name} {[d.size for d in problem.dims]}"
     # Candidates with the same cycles, trips and tile sum: the first one wins.
     assert ties > 0
+
+
+def test_transfer_cycles_are_dma_cycles_of_every_candidate(programs):
+    context, ops = programs
+    target = parse_target("npu -dma-burst-bytes=64")
+    with context:
+        for op in ops:
+            problem = tiling_problem(op, target)
+            grid = list(itertools.product(*tile_grid(problem, target, loop_orders(problem))))
+            columns = tuple(np.array(column) for column in zip(*grid))
+            for operand in problem.operands:
+                expected = [dma_cycles(operand, tiles, target) for tiles in grid]
+                found = np.broadcast_to(transfer_cycles(operand, columns, target), len(grid))
+                assert found.tolist() == expected, f"{op.name} {operand.role}"
 
 
 def test_array_search_with_explicit_tiles(programs):

@@ -654,21 +654,49 @@ class TileProgram:
             npu.BarrierOp()
 
 
-def fallback_may_be_running(op, absorbed: list) -> bool:
+class FallbackTracker:
     """Whether an op left on the fallback engine (a linalg op or a memref.copy on
-    DRAM) precedes `op` in its block with no npu.barrier in between."""
-    skipped = {absorbed_op.operation for absorbed_op in absorbed}
-    running = False
-    for sibling in op.operation.block.operations:
-        sibling = sibling.operation
-        if sibling == op.operation:
-            return running
-        if sibling.name == "npu.barrier":
-            running = False
-        elif (sibling.name.startswith("linalg.") or sibling.name == "memref.copy") \
-                and sibling not in skipped:
-            running = True
-    return running
+    DRAM) precedes an op in its block with no npu.barrier in between.
+
+    The ops of each block are listed once, before any is lowered. Lowered ops
+    are replaced by npu programs, which hold no fallback op and end with
+    nothing running (a program after a fallback op starts with a barrier), so
+    the search back from an op stops at the previous lowered op."""
+
+    def __init__(self):
+        self.blocks: dict = {}      # block -> [(op, name)] in block order
+        self.position: dict = {}    # op -> (block, index)
+        self.lowered: set = set()   # (block, index) of lowered ops
+        self.erased: set = set()    # (block, index) of absorbed ops, erased
+
+    def _where(self, op):
+        op = op.operation
+        if op not in self.position:
+            block = op.block
+            siblings = [(sibling.operation, sibling.operation.name)
+                        for sibling in block.operations]
+            self.blocks[block] = siblings
+            for index, (sibling, _) in enumerate(siblings):
+                self.position[sibling] = (block, index)
+        return self.position[op]
+
+    def may_be_running(self, op, absorbed: list) -> bool:
+        block, index = self._where(op)
+        skipped = {absorbed_op.operation for absorbed_op in absorbed}
+        for before in range(index - 1, -1, -1):
+            if (block, before) in self.erased:
+                continue
+            sibling, name = self.blocks[block][before]
+            if (block, before) in self.lowered or name == "npu.barrier":
+                return False
+            if (name.startswith("linalg.") or name == "memref.copy") and sibling not in skipped:
+                return True
+        return False
+
+    def replaced(self, op, absorbed: list) -> None:
+        """`op` is about to become an npu program and the `absorbed` ops to be erased."""
+        self.lowered.add(self._where(op))
+        self.erased.update(self._where(absorbed_op) for absorbed_op in absorbed)
 
 
 def schedule_of(op, problem: TilingProblem) -> Schedule | None:
@@ -698,6 +726,7 @@ class NpuPromoteToSram(ModulePass):
     def run(self, module: ir.Operation, context: PassContext) -> None:
         with module.context:
             target = context.target
+            fallback = FallbackTracker()
             for op in linalg_ops(module):
                 if TILE_SIZES_ATTR not in op.attributes:
                     continue
@@ -712,10 +741,11 @@ class NpuPromoteToSram(ModulePass):
                                                            f"{TILE_SIZES_ATTR}/{LOOP_ORDER_ATTR}")
                     continue
                 absorbed = problem.absorbed_ops
-                after_fallback = fallback_may_be_running(op, absorbed)
+                after_fallback = fallback.may_be_running(op, absorbed)
                 with op.location, ir.InsertionPoint(op):
                     TileProgram(problem, schedule, op_stages(op, target), target,
                                 after_fallback).emit()
+                fallback.replaced(op, absorbed)
                 op.erase()
                 for absorbed_op in absorbed:
                     absorbed_op.erase()

@@ -38,6 +38,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from mlir import ir
 
 from ..target import NpuTarget
 
@@ -48,8 +49,8 @@ SEARCH_ATTRIBUTES = ("npu.tile_sizes", "npu.loop_order", "npu.pipeline_stages")
 def _costs():
     """The per-tile cost helpers of the machine model (imported late: npu_tile
     imports this module)."""
-    from .npu_tile import Strided, Whole, dma_cycles, element_bytes
-    return Strided, Whole, dma_cycles, element_bytes
+    from .npu_tile import Strided, dma_cycles, element_bytes
+    return Strided, dma_cycles, element_bytes
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def aligned(size, alignment: int):
 
 
 def tile_bytes(operand, tiles) -> int:
-    element_bytes = _costs()[3]
+    element_bytes = _costs()[2]
     return math.prod(operand.sram_shape(tiles)) * element_bytes(operand.element_type)
 
 
@@ -101,7 +102,7 @@ def working_set(problem, tiles, order, stages: int, alignment: int = 1) -> int:
 
 
 def estimate(problem, tiles, order, target: NpuTarget, stages: int) -> int:
-    dma_cycles = _costs()[2]
+    dma_cycles = _costs()[1]
     trips = trip_counts(problem, tiles)
     iterations = math.prod(trips)
     compute = problem.compute_cycles(tiles)
@@ -199,22 +200,9 @@ class Space:
         rows = self.tiles.tolist()
         return np.array([function(tuple(row)) for row in rows], dtype=np.float64)
 
-    def per_operand(self, operand, function) -> np.ndarray:
-        """function(tiles) for every tile tuple, computed once per combination of
-        the sizes of the dims `operand` is indexed by."""
-        dims = sorted(operand.loop_dims())
-        lengths = [len(self.per_dim[d]) for d in dims]
-        probe = [c[0] for c in self.per_dim]
-        values = []
-        for combination in itertools.product(*(self.per_dim[d] for d in dims)):
-            for d, size in zip(dims, combination):
-                probe[d] = size
-            values.append(function(tuple(probe)))
-        table = np.array(values, dtype=np.float64)
-        if not dims:
-            return np.full(self.count, table[0])
-        flat = np.ravel_multi_index([self.index[d] for d in dims], lengths)
-        return table[flat]
+    def columns(self) -> tuple:
+        """The tile sizes of each loop dim, one array per dim."""
+        return tuple(self.tiles[:, d] for d in range(self.tiles.shape[1]))
 
     def reuse_periods(self, operand, order) -> tuple[np.ndarray, np.ndarray]:
         """(period, changes) per tile tuple: iterations between two changes of
@@ -230,18 +218,38 @@ class Space:
         return period, changes
 
 
+def transfer_cycles(operand, columns, target: NpuTarget) -> np.ndarray:
+    """npu_tile.dma_cycles of the operand's tile for every tile tuple (`columns`:
+    one array of sizes per loop dim), as one array expression: the contiguous
+    run of a tile spans its trailing dims up to the first one it cuts."""
+    Strided, _, element_bytes = _costs()
+    extents = operand.extents(columns)
+    full = ir.MemRefType(operand.value.type).shape
+    itemsize = element_bytes(operand.element_type)
+    run = np.ones(len(columns[0]) if columns else 1, dtype=np.int64)
+    whole = np.ones_like(run, dtype=bool)        # every dim so far is whole
+    for extent, size, part in zip(reversed(extents), reversed(full), reversed(operand.region)):
+        if isinstance(part, Strided) and part.stride > 1:
+            break
+        run = np.where(whole, run * extent, run)
+        whole &= np.asarray(extent) >= size
+    runs = math.prod(extents) // np.maximum(run, 1)
+    burst = target.dma_burst_bytes
+    moved = runs * (-(-(run * itemsize) // burst) * burst)
+    return target.dma_setup_cycles + -(-moved // target.dram_bytes_per_cycle)
+
+
 def choose_schedule(problem, target: NpuTarget, stages: int, explicit: list[int] | None = None):
     """(best Schedule or None, smallest working set seen)."""
-    _, _, dma_cycles, _ = _costs()
     orders = loop_orders(problem)
     space = Space(problem, tile_grid(problem, target, orders, explicit))
     alignment = target.sram_alignment
     compute = space.per_tuple(problem.compute_cycles)
     temporaries = aligned(space.per_tuple(problem.temporary_bytes).astype(np.int64), alignment)
+    columns = space.columns()
     operands = [(operand,
-                 aligned(space.per_operand(operand, lambda t, o=operand: tile_bytes(o, t))
-                         .astype(np.int64), alignment),
-                 space.per_operand(operand, lambda t, o=operand: dma_cycles(o, t, target)))
+                 aligned(np.broadcast_to(tile_bytes(operand, columns), (space.count,)), alignment),
+                 np.broadcast_to(transfer_cycles(operand, columns, target), (space.count,)))
                 for operand in problem.operands]
     iterations = space.iterations.astype(np.float64)
     sizes, cycles = [], []
