@@ -73,10 +73,9 @@ def load_module(model, context: ir.Context) -> tuple[ir.Module, str, list[str], 
     MLIR text / an .mlir path."""
     if _is_onnx(model):
         import onnx
-        from .frontend.onnx_importer import import_onnx
-        module = import_onnx(model, context)
-        proto = model if isinstance(model, onnx.ModelProto) else onnx.load(str(model),
-                                                                           load_external_data=False)
+        from .frontend.onnx_importer import import_onnx, load_model
+        proto, path = load_model(model)
+        module = import_onnx(proto, context, source=path)
         initializers = {init.name for init in proto.graph.initializer}
         inputs = [i.name for i in proto.graph.input if i.name not in initializers]
         outputs = [o.name for o in proto.graph.output]

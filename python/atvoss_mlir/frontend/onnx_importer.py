@@ -372,9 +372,12 @@ def _live_nodes(graph: onnx.GraphProto) -> set[int]:
 
 # -- the public API ------------------------------------------------------------------------
 
-def _load(model_or_path) -> tuple[onnx.ModelProto, str | None]:
+def load_model(model_or_path, source: str | None = None) -> tuple[onnx.ModelProto, str | None]:
+    """(model, path it was read from): a ModelProto is taken as it is (read
+    from `source`, if given), a path is read once; unreadable files are located
+    errors."""
     if isinstance(model_or_path, onnx.ModelProto):
-        return model_or_path, None
+        return model_or_path, source
     path = os.fspath(model_or_path)
     position = SourcePosition(path, 1, 1)
     try:
@@ -408,18 +411,19 @@ def _with_input_shapes(model: onnx.ModelProto, input_shapes: dict) -> onnx.Model
 
 def import_onnx(model_or_path, context: ir.Context | None = None, *,
                 input_shapes: dict[str, list[int]] | None = None,
-                weights: str = "dense") -> ir.Module:
+                weights: str = "dense", source: str | None = None) -> ir.Module:
     """Import an ONNX model (a ModelProto or a file path) as an MLIR module
     holding `func.func @main` over linalg/tensor/arith on static tensors.
 
     `input_shapes` fixes the dynamic dimensions of graph inputs by name.
     `weights` is "dense" (DenseElementsAttr, the default) or "resource"
     (dense_resource blobs). Raises DiagnosticError, located at the ONNX node,
-    for anything that cannot be imported.
+    for anything that cannot be imported. `source` is the file a ModelProto
+    was read from: locations then name its nodes' lines.
     """
     if weights not in ("dense", "resource"):
         raise ValueError(f"weights must be 'dense' or 'resource', not {weights!r}")
-    model, path = _load(model_or_path)
+    model, path = load_model(model_or_path, source)
     if input_shapes:
         model = _with_input_shapes(model, input_shapes)
     opset = _default_opset(model)

@@ -33,8 +33,8 @@ from mlir.dialects import arith, memref, scf
 from ..dialects import npu
 from . import ModulePass, PassContext
 from .npu_tile import (LOOP_ORDER_ATTR, STAGES_ATTR, TILE_SIZES_ATTR, OperandTile, Schedule,
-                       Strided, Tiled, TilingProblem, Unsupported, Whole, Window, linalg_ops, reuse_period,
-                       tiling_problem, trip_counts)
+                       Strided, Tiled, TilingProblem, Unsupported, Whole, Window, linalg_ops,
+                       reuse_period, tiling_problem, trip_counts, unchanged_blocks)
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 
@@ -727,13 +727,20 @@ class NpuPromoteToSram(ModulePass):
         with module.context:
             target = context.target
             fallback = FallbackTracker()
-            for op in linalg_ops(module):
-                if TILE_SIZES_ATTR not in op.attributes:
-                    continue
-                try:
-                    problem = tiling_problem(op, target)
-                except Unsupported as reason:
-                    context.diagnostics.error(op.location, f"'{op.name}' cannot be lowered: {reason}")
+            # The problems as npu-tile saw them, built before any op is replaced.
+            problems = []
+            with unchanged_blocks():
+                for op in linalg_ops(module):
+                    if TILE_SIZES_ATTR not in op.attributes:
+                        continue
+                    try:
+                        problems.append((op, tiling_problem(op, target)))
+                    except Unsupported as reason:
+                        problems.append((op, reason))
+            for op, problem in problems:
+                if isinstance(problem, Unsupported):
+                    context.diagnostics.error(op.location, f"'{op.name}' cannot be lowered: "
+                                                           f"{problem}")
                     continue
                 schedule = schedule_of(op, problem)
                 if schedule is None:

@@ -34,6 +34,7 @@ The cheapest candidate that fits wins; ties go to fewer, larger tiles.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -247,8 +248,32 @@ def constant_value(value: ir.Value):
     return None
 
 
+# While a pass that adds, moves or erases no op builds problems: block -> the
+# ops of the block in order, listed once (see `unchanged_blocks`).
+_BLOCK_OPS: dict | None = None
+
+
+@contextlib.contextmanager
+def unchanged_blocks():
+    """List each block's ops once while no op is added, moved or erased."""
+    global _BLOCK_OPS
+    _BLOCK_OPS = {}
+    try:
+        yield
+    finally:
+        _BLOCK_OPS = None
+
+
 def ops_before(op) -> list:
     """The ops before `op` in its block, nearest first."""
+    if _BLOCK_OPS is not None:
+        block = op.block
+        listed = _BLOCK_OPS.get(block)
+        if listed is None:
+            ops = list(block.operations)
+            listed = _BLOCK_OPS[block] = (ops, {o.operation: i for i, o in enumerate(ops)})
+        index = listed[1][op.operation]
+        return listed[0][index - 1::-1] if index else []
     before = []
     for candidate in op.block.operations:
         if candidate == op:
@@ -930,11 +955,12 @@ class NpuTile(ModulePass):
             target, diagnostics = context.target, context.diagnostics
             stages = target.pipeline_stages
             problems = []
-            for op in linalg_ops(module):
-                try:
-                    problems.append((op, tiling_problem(op, target), None))
-                except Unsupported as reason:
-                    problems.append((op, None, str(reason)))
+            with unchanged_blocks():
+                for op in linalg_ops(module):
+                    try:
+                        problems.append((op, tiling_problem(op, target), None))
+                    except Unsupported as reason:
+                        problems.append((op, None, str(reason)))
             # Fills and padded copies folded into the op that reads them.
             absorbed = [a for _, problem, _ in problems if problem for a in problem.absorbed_ops]
             problems = [entry for entry in problems if entry[0] not in absorbed]

@@ -779,13 +779,17 @@ def check_sram_offsets(function, report: Reporter, target: NpuTarget) -> None:
         if end > target.max_sram_bytes:
             report.error(buffer.alloc, f"buffer at bytes {buffer.byte_range} ends at byte {end}, "
                                        f"beyond the SRAM capacity of {target.max_sram_bytes} bytes")
-    for later_index, later in enumerate(buffers):
-        for earlier in buffers[:later_index]:
-            lifetimes_overlap = earlier.last_op >= later.first_op
+    # Buffers come in order of their first op, so one that has died before a
+    # buffer starts is dead for every later one: only the live ones are compared.
+    live: list = []
+    for later in buffers:
+        live = [earlier for earlier in live if earlier.last_op >= later.first_op]
+        for earlier in live:
             bytes_overlap = (earlier.offset < later.offset + later.size
                              and later.offset < earlier.offset + earlier.size)
-            if lifetimes_overlap and bytes_overlap:
+            if bytes_overlap:
                 report.error(later.alloc, f"SRAM bytes {later.byte_range} overlap bytes "
                                           f"{earlier.byte_range} of a buffer that is still live",
                              [(earlier.alloc, f"the live buffer at bytes {earlier.byte_range} "
                                               f"is allocated here")])
+        live.append(later)
