@@ -34,7 +34,6 @@ The cheapest candidate that fits wins; ties go to fewer, larger tiles.
 
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -44,6 +43,7 @@ from mlir import ir
 
 from ..target import NpuTarget
 from . import ModulePass, PassContext
+from .block_order import ops_before, unchanged_blocks  # noqa: F401
 # The search over tile sizes and loop orders; its names stay importable from here.
 from .tile_search import (MAX_CANDIDATES, Schedule, buffer_count, candidates,  # noqa: F401
                           choose_schedule, describe, estimate, loop_orders, reuse_period,
@@ -246,40 +246,6 @@ def constant_value(value: ir.Value):
         if isinstance(attribute, ir.IntegerAttr):
             return attribute.value
     return None
-
-
-# While a pass that adds, moves or erases no op builds problems: block -> the
-# ops of the block in order, listed once (see `unchanged_blocks`).
-_BLOCK_OPS: dict | None = None
-
-
-@contextlib.contextmanager
-def unchanged_blocks():
-    """List each block's ops once while no op is added, moved or erased."""
-    global _BLOCK_OPS
-    _BLOCK_OPS = {}
-    try:
-        yield
-    finally:
-        _BLOCK_OPS = None
-
-
-def ops_before(op) -> list:
-    """The ops before `op` in its block, nearest first."""
-    if _BLOCK_OPS is not None:
-        block = op.block
-        listed = _BLOCK_OPS.get(block)
-        if listed is None:
-            ops = list(block.operations)
-            listed = _BLOCK_OPS[block] = (ops, {o.operation: i for i, o in enumerate(ops)})
-        index = listed[1][op.operation]
-        return listed[0][index - 1::-1] if index else []
-    before = []
-    for candidate in op.block.operations:
-        if candidate == op:
-            return before[::-1]
-        before.append(candidate)
-    return before[::-1]
 
 
 def init_fill(op, output: ir.Value):
