@@ -4,8 +4,8 @@ Runs on memrefs (after bufferization). For each linalg op it builds a
 `TilingProblem` -- the op's loop dimensions and, per operand, which part of the
 operand a tile of the loops touches (with the input halo of convolutions and
 pooling) -- then picks tile sizes and a loop order with the cost model below,
-records them on the op (`npu.tile_sizes`, `npu.loop_order`) and says why in a
-remark. `npu-promote-to-sram` reads them to build the tiled program. Ops the
+records them on the op (`npu.tile_sizes`, `npu.loop_order`; `npu.pipeline_stages`
+when only fewer stages than the target's fit) and says why in a remark. `npu-promote-to-sram` reads them to build the tiled program. Ops the
 NPU cannot run stay as they are (the fallback engine runs them) with a remark
 giving the reason.
 
@@ -29,7 +29,10 @@ tile-max and, below that, powers of two down to tile-min (dims that map onto
 the array: M/N/K, output/input channels); output rows of convolutions take
 every balanced split. The streamed dimension (matmul M, conv output pixels)
 is not capped by tile-max: a longer stream amortises the array's weight fill.
-The cheapest candidate that fits wins; ties go to fewer, larger tiles.
+The cheapest candidate that fits wins; ties go to fewer, larger tiles. The
+search (tile_search.py) evaluates all candidates at once, memoises schedules
+per op signature, and tries fewer stages and tiles below tile-min before it
+refuses.
 """
 
 from __future__ import annotations
