@@ -101,8 +101,9 @@ def main(argv: list[str]) -> int:
 
     suffix = output_suffix(args.suffix)
     missing = "not requested" if args.no_tvm else tvm_missing(args.tvm_python)
-    print(f"whole-process compile, best of {args.runs}; atvoss writes {suffix}; TVM: "
-          f"{'relax ONNX frontend + tvm.compile(target=llvm) under ' + args.tvm_python if missing is None else 'not measured (' + missing + ')'}")
+    tvm = f"relax ONNX frontend + tvm.compile(target=llvm) under {args.tvm_python}" \
+        if missing is None else f"not measured ({missing})"
+    print(f"whole-process compile, best of {args.runs}; atvoss writes {suffix}; TVM: {tvm}")
     print(f"{'model':<13} {'atvoss wall':>12} {'cpu':>8} {'TVM wall':>10} {'cpu':>8} "
           f"{'ratio wall':>11} {'ratio cpu':>10}")
     seconds, ratios = {}, {}

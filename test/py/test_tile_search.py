@@ -238,3 +238,17 @@ def test_a_refusal_names_a_budget_that_fits():
     smallest, budget = int(found.group(1)), int(found.group(2))
     assert smallest <= budget < smallest + 1024
     check_case(case, f"npu -max-sram-bytes={budget}")
+
+
+def test_explicit_tiles_that_do_not_fit_name_the_budget(programs):
+    context, ops = programs
+    target = parse_target("npu -max-sram-bytes=16384")
+    with context:
+        matmul = tiling_problem(ops[2], target)     # 256x512x300 int8
+        outcome = search(matmul, target, 2, [256, 512, 300])
+        assert outcome.schedule is None
+        assert outcome.refusal == (f"working set {outcome.smallest} B exceeds SRAM budget "
+                                   f"16384 B with these tile sizes; -max-sram-bytes="
+                                   f"{-(-outcome.smallest // 1024) * 1024} would fit")
+        fits = parse_target(f"npu -max-sram-bytes={-(-outcome.smallest // 1024) * 1024}")
+        assert search(matmul, fits, 2, [256, 512, 300]).schedule is not None

@@ -5,7 +5,8 @@ Runs on memrefs (after bufferization). For each linalg op it builds a
 operand a tile of the loops touches (with the input halo of convolutions and
 pooling) -- then picks tile sizes and a loop order with the cost model below,
 records them on the op (`npu.tile_sizes`, `npu.loop_order`; `npu.pipeline_stages`
-when only fewer stages than the target's fit) and says why in a remark. `npu-promote-to-sram` reads them to build the tiled program. Ops the
+when only fewer stages than the target's fit) and says why in a remark.
+`npu-promote-to-sram` reads them to build the tiled program. Ops the
 NPU cannot run stay as they are (the fallback engine runs them) with a remark
 giving the reason.
 
