@@ -23,10 +23,12 @@ from mlir.dialects.transform import interpreter as transform_interpreter
 
 from atvoss_mlir.diagnostics import Diagnostic, DiagnosticError, diagnostics_of, error_at
 from atvoss_mlir.limits import check_program
+from atvoss_mlir.passes.npu_decompose_linalg import DECOMPOSITIONS
 from atvoss_mlir.target import DEFAULT_TARGET, NpuTarget, parse_target
 
 from .interpreter import HANDLERS, TERMINATORS, Translator
 from .machine import Machine, OpInfo
+from .ops_linalg import needs_generalizing
 from .report import build_report, chrome_trace, format_table, to_json
 from .ops_builtin import float_rounder
 from .ops_memref import memory_space
@@ -67,42 +69,59 @@ def _parse(module_or_text):
     return parse_module(module_or_text, make_context())
 
 
-def _ops_to_generalize(module: ir.Module) -> set[str]:
-    names = set()
+def _ops_to_generalize(module: ir.Module) -> list:
+    """The linalg ops no handler runs as they are, outermost only (linalg.index
+    and linalg.yield belong to the body of the op that holds them)."""
+    found = []
 
     def visit(op):
-        name = op.name
-        if name.startswith("linalg.") and name not in HANDLERS and name not in TERMINATORS:
-            names.add(name)
+        parent = op.parent
+        if op.name.startswith("linalg.") and op.name not in TERMINATORS \
+                and not (parent is not None and parent.name.startswith("linalg.")) \
+                and needs_generalizing(op):
+            found.append(op)
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)
-    return names
+    return found
 
 
+# Ops tagged with this attribute are generalized (the tag goes with them).
+_GENERALIZE_TAG = "atvoss.generalize"
 _GENERALIZE = """
-module attributes {{transform.with_named_sequence}} {{
-  transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
-    %ops = transform.structured.match ops{{[{names}]}} in %root
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %ops = transform.structured.match attributes{TAG} in %root
         : (!transform.any_op) -> !transform.any_op
     %generic = transform.structured.generalize %ops : (!transform.any_op) -> !transform.any_op
     transform.yield
-  }}
-}}
-"""
+  }
+}
+""".replace("TAG", _GENERALIZE_TAG)
 
 
 def _prepared(module: ir.Module) -> ir.Module:
-    """The module to interpret: named linalg ops without a handler generalized
-    to linalg.generic (on a copy: the caller's module is left as it was)."""
-    names = _ops_to_generalize(module)
-    if not names:
+    """The module to interpret: linalg ops without a handler for their form
+    generalized to linalg.generic (on a copy: the caller's module is left as
+    it was). Ops that are not structured ops are refused at their location."""
+    ops = _ops_to_generalize(module)
+    if not ops:
         return module
+    for op in ops:
+        if op.name in DECOMPOSITIONS:
+            raise error_at(op.location, f"'{op.name}' is not a structured op: the fallback "
+                           f"engine runs it once decomposed on tensors (npu-decompose-linalg, "
+                           f"part of the npu pipeline)")
     copy = ir.Module.parse(module.operation.get_asm(enable_debug_info=True))
-    script = ir.Module.parse(_GENERALIZE.format(names=", ".join(f'"{n}"' for n in sorted(names))))
+    for op in _ops_to_generalize(copy):
+        op.attributes[_GENERALIZE_TAG] = ir.UnitAttr.get()
+    script = ir.Module.parse(_GENERALIZE)
     try:
         transform_interpreter.apply_named_sequence(copy.operation, script.body.operations[0], script)
     except ir.MLIRError as failure:
         raise DiagnosticError(diagnostics_of(failure)) from None
+    except ValueError as failure:  # the transform's own diagnostics are in the text
+        raise error_at(ops[0].location, f"cannot generalize '{ops[0].name}' for the fallback "
+                       f"engine: {' '.join(str(failure).split())}") from None
     return copy
 
 

@@ -394,3 +394,25 @@ def affine_min(t, op, info):
 @impl("affine.max")
 def affine_max(t, op, info):
     return _affine(t, op, max)
+
+
+@impl("affine.delinearize_index")
+def affine_delinearize_index(t, op, info):
+    """Row-major digits of a linear index over `static_basis` (a leading
+    dynamic or absent bound is unbounded)."""
+    basis = list(ir.DenseI64ArrayAttr(op.attributes["static_basis"]))
+    operands, results = t.slots(op.operands), t.slots(op.results)
+    if any(b == ir.ShapedType.get_dynamic_size() for b in basis):
+        raise info.error("a dynamic basis is not supported")
+    strides = [1] * len(basis)
+    for i in range(len(basis) - 2, -1, -1):
+        strides[i] = strides[i + 1] * basis[i + 1]
+    if len(results) == len(basis) - 1:   # without the outer bound
+        strides = strides[1:]
+    linear = operands[0]
+
+    def run(regs):
+        rest = regs[linear]
+        for slot, stride in zip(results, strides):
+            regs[slot], rest = divmod(rest, stride)
+    return run

@@ -1,8 +1,10 @@
 """linalg ops left on the fallback path (correct, visibly slow).
 
-linalg.matmul, fill, copy and transpose have direct numpy handlers. Other
-named ops are generalized to linalg.generic before translation (upstream
-`linalg-generalize-named-ops`). linalg.generic is evaluated vectorised: the
+linalg.matmul (with its default indexing maps), fill, copy and transpose
+have direct numpy handlers. Every other structured op (named ops, matmuls
+with transposed or broadcast operands, linalg.map, reduce, elementwise,
+contract, ...) is generalized to linalg.generic before translation (upstream
+`transform.structured.generalize`). linalg.generic is evaluated vectorised: the
 body runs once per point of the reduction dimensions, on numpy arrays that
 cover all parallel dimensions at once, so a reduction is accumulated in the
 order and precision the body states.
@@ -19,7 +21,7 @@ import numpy as np
 from mlir import ir
 
 from . import costs, numerics
-from .interpreter import impl
+from .interpreter import HANDLERS, impl
 from .ops_builtin import affine_map_fn
 from .ops_memref import dram_bytes
 from .values import numpy_dtype
@@ -38,14 +40,26 @@ def _issue(t, info, cycles, reads, writes, macs=0):
                   dram_write=sum(dram_bytes(m) for m in writes))
 
 
+_MATMUL_MAPS = ["affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d2, d1)>",
+                "affine_map<(d0, d1, d2) -> (d0, d1)>"]
+
+
+def _default_matmul(op) -> bool:
+    return "indexing_maps" not in op.attributes or \
+        [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])] == _MATMUL_MAPS
+
+
+def needs_generalizing(op) -> bool:
+    """Whether no handler here runs `op` as written (it is generalized first)."""
+    if op.name == "linalg.matmul":
+        return not _default_matmul(op)
+    return op.name not in HANDLERS
+
+
 @impl("linalg.matmul")
 def linalg_matmul(t, op, info):
-    if "indexing_maps" in op.attributes:
-        maps = [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-        default = ["affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d2, d1)>",
-                   "affine_map<(d0, d1, d2) -> (d0, d1)>"]
-        if maps != default:
-            raise info.error("linalg.matmul with non-default indexing maps is not supported")
+    if not _default_matmul(op):  # generalized before translation (needs_generalizing)
+        raise info.error("linalg.matmul with non-default indexing maps is not supported")
     (a, b), (c,) = _ins_outs(t, op)
     target = t.target
 
@@ -133,8 +147,28 @@ _NP_BINARY = {
     "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor, "arith.floordivsi": np.floor_divide,
     "arith.divsi": lambda a, b: np.trunc(np.true_divide(a, b)).astype(np.result_type(a, b)),
     "arith.remsi": np.fmod, "arith.shli": np.left_shift, "arith.shrsi": np.right_shift,
-    "math.powf": np.power, "math.atan2": np.arctan2,
+    "math.powf": np.power, "math.atan2": np.arctan2, "math.copysign": np.copysign,
+    "arith.ceildivsi": lambda a, b: -np.floor_divide(np.negative(a), b),
 }
+
+
+def _as_unsigned(value):
+    """An integer array read as unsigned (two's complement of its width)."""
+    value = np.asarray(value)
+    return value.astype(f"u{value.dtype.itemsize}") if value.dtype.kind == "i" else value
+
+
+def _unsigned(fn):
+    return lambda *args: fn(*map(_as_unsigned, args))
+
+
+_NP_BINARY.update({
+    "arith.divui": _unsigned(np.floor_divide), "arith.remui": _unsigned(np.remainder),
+    "arith.maxui": _unsigned(np.maximum), "arith.minui": _unsigned(np.minimum),
+    "arith.shrui": _unsigned(np.right_shift),
+    "arith.ceildivui": _unsigned(lambda a, b: a // b + (a % b != 0)),
+})
+_NP_TERNARY = {"math.fma": lambda a, b, c: a * b + c}
 _NP_UNARY = {
     "arith.negf": np.negative, "math.exp": np.exp, "math.log": np.log, "math.tanh": np.tanh,
     "math.sqrt": np.sqrt, "math.rsqrt": lambda x: 1 / np.sqrt(x), "math.absf": np.abs,
@@ -142,9 +176,13 @@ _NP_UNARY = {
     "math.round": lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5),
     "math.roundeven": np.rint, "math.erf": lambda x: numerics.erf(x).astype(x.dtype),
     "math.sin": np.sin, "math.cos": np.cos, "math.exp2": np.exp2, "math.log2": np.log2,
-    "math.log1p": np.log1p, "math.expm1": np.expm1,
+    "math.log1p": np.log1p, "math.expm1": np.expm1, "math.log10": np.log10,
+    "math.tan": np.tan, "math.atan": np.arctan, "math.cbrt": np.cbrt, "math.trunc": np.trunc,
+    "arith.fptosi": np.trunc, "arith.fptoui": np.trunc,
+    "arith.uitofp": _as_unsigned, "arith.extui": _as_unsigned, "arith.index_castui": _as_unsigned,
+    # Casts: the result dtype does it.
     "arith.extf": None, "arith.truncf": None, "arith.sitofp": None, "arith.extsi": None,
-    "arith.trunci": None, "arith.index_cast": None, "arith.fptosi": None, "arith.uitofp": None,
+    "arith.trunci": None, "arith.index_cast": None,
 }
 _CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
         "gt": np.greater, "ge": np.greater_equal}
@@ -183,19 +221,14 @@ def _compile_vector_body(block: ir.Block, info, outer_slot):
             steps.append((lambda dims, d=dim: dims[d], None, out))
         elif name in _NP_BINARY:
             steps.append((_np_fn(_NP_BINARY[name], dtype), ins, out))
+        elif name in _NP_TERNARY:
+            steps.append((_np_fn(_NP_TERNARY[name], dtype), ins, out))
         elif name in _NP_UNARY:
-            fn = _NP_UNARY[name] or (lambda x: x)
-            if name in ("arith.fptosi",):
-                fn = np.trunc
-            steps.append((_np_fn(fn, dtype), ins, out))
+            steps.append((_np_fn(_NP_UNARY[name] or (lambda x: x), dtype), ins, out))
         elif name in ("arith.cmpf", "arith.cmpi"):
             index = ir.IntegerAttr(op.attributes["predicate"]).value
             table = _FLOAT_PREDICATES if name == "arith.cmpf" else _INT_PREDICATES
-            predicate = table[index]
-            test = _CMP.get(predicate[-2:])
-            if test is None:
-                raise info.error(f"the simulator cannot evaluate predicate '{predicate}'")
-            steps.append((lambda a, b, f=test: f(a, b), ins, out))
+            steps.append((_comparison(table[index], name == "arith.cmpf"), ins, out))
         elif name == "arith.select":
             steps.append((np.where, ins, out))
         else:
@@ -214,6 +247,25 @@ def _compile_vector_body(block: ir.Block, info, outer_slot):
             env[out] = fn(dims) if ins is None else fn(*[env[i] for i in ins])
         return [env[y] for y in yields]
     return run, n_ops
+
+
+def _comparison(predicate: str, is_float: bool):
+    """arith.cmpf / cmpi on arrays: unsigned integer predicates compare the bits
+    as unsigned; float ones are ordered (false on NaN) or unordered (true)."""
+    if predicate in ("false", "true"):
+        return lambda a, b: np.full(np.broadcast(a, b).shape, predicate == "true")
+    if not is_float:
+        test = _CMP[predicate[-2:]]
+        return _unsigned(test) if predicate[0] == "u" else test
+
+    def unordered(a, b):
+        return np.isnan(a) | np.isnan(b)
+    if predicate in ("ord", "uno"):
+        return unordered if predicate == "uno" else (lambda a, b: ~unordered(a, b))
+    test = _CMP[predicate[1:]]
+    if predicate[0] == "u":
+        return lambda a, b: test(a, b) | unordered(a, b)
+    return lambda a, b: test(a, b) & ~unordered(a, b)
 
 
 def _np_fn(fn, dtype):

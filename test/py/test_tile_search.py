@@ -252,3 +252,16 @@ def test_explicit_tiles_that_do_not_fit_name_the_budget(programs):
                                    f"{-(-outcome.smallest // 1024) * 1024} would fit")
         fits = parse_target(f"npu -max-sram-bytes={-(-outcome.smallest // 1024) * 1024}")
         assert search(matmul, fits, 2, [256, 512, 300]).schedule is not None
+
+
+def test_schedule_attributes_of_another_element_type_are_malformed():
+    text = """
+func.func @main(%a: memref<64x64xf16>, %b: memref<64x64xf16>, %c: memref<64x64xf32>) {
+  linalg.matmul {npu.tile_sizes = array<i8: 32, 32, 32>, npu.loop_order = array<i64: 0, 1, 2>}
+    ins(%a, %b : memref<64x64xf16>, memref<64x64xf16>) outs(%c : memref<64x64xf32>)
+  return
+}"""
+    with pytest.raises(DiagnosticError) as failure:
+        compile_text(text)
+    assert [d.message for d in failure.value.diagnostics if d.severity == "error"] == \
+        ["'linalg.matmul' has malformed npu.tile_sizes/npu.loop_order"]

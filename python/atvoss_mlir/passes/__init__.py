@@ -22,10 +22,12 @@ from ..target import DEFAULT_TARGET, NpuTarget
 _REGISTRY = {
     "npu-verify": "npu_verify:NpuVerify",
     "npu-convert-layout": "npu_convert_layout:NpuConvertLayout",
+    "npu-decompose-linalg": "npu_decompose_linalg:NpuDecomposeLinalg",
     "npu-fuse-epilogue": "npu_fuse_epilogue:NpuFuseEpilogue",
     "npu-select-conv-strategy": "npu_select_conv_strategy:NpuSelectConvStrategy",
     "npu-tile": "npu_tile:NpuTile",
     "npu-promote-to-sram": "npu_promote_to_sram:NpuPromoteToSram",
+    "npu-convert-linalg-to-npu": "npu_convert_linalg_to_npu:NpuConvertLinalgToNpu",
     "npu-allocate-sram": "npu_allocate_sram:NpuAllocateSram",
 }
 

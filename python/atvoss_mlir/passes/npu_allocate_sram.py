@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from . import ModulePass, PassContext
-from .npu_tile import element_bytes
+from ..recipes.problem import element_bytes
 
 
 def buffer_bytes(alloc) -> int | None:

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from mlir import ir
 
 from . import ModulePass, PassContext
-from .npu_tile import ACTIVATION_ATTR, Unsupported, body_program, ins_outs, linalg_ops
+from ..recipes import linalg_ops
+from ..recipes.problem import ACTIVATION_ATTR, Unsupported, ins_outs
+from ..recipes.vector_body import ActivationStep, Ref, body_program
 
 PRODUCERS = ("linalg.matmul", "linalg.batch_matmul", "linalg.conv_2d_nhwc_hwcf",
              "linalg.depthwise_conv_2d_nhwc_hwc")
@@ -40,9 +42,10 @@ def activation_of(op):
         steps = body_program(op.regions[0].blocks[0], 1)
     except Unsupported:
         return None
-    if len(steps) != 1 or steps[0][0] != "activation" or steps[0][2] != ("in", 0):
+    if len(steps) != 1 or not isinstance(steps[0], ActivationStep) \
+            or steps[0].source != Ref("in", 0):
         return None
-    return steps[0][1], steps[0][4], steps[0][5]
+    return steps[0].kind, steps[0].clip_min, steps[0].clip_max
 
 
 @dataclass(frozen=True)

@@ -1,23 +1,27 @@
 """npu-promote-to-sram: run each tiled linalg op on SRAM tiles with DMA.
 
-For an op that `npu-tile` annotated (`npu.tile_sizes`, `npu.loop_order`) this
-pass replaces the op with one loop over its tiles (the tile loops flattened,
-outermost first) that:
+Input: the loop nests `npu-tile` made with upstream tiling (`scf.for` over a
+linalg op on `memref.subview`s of DRAM buffers). For each nest this pass
+  * flattens the nest into one loop over the tiles (upstream `loop.coalesce`),
+    whose body computes each tile's offsets and sizes;
   * keeps every operand tile in SRAM (`npu.alloc`, memory space 1), allocated
     at the full tile size; partial tiles at the edges use a subview of it;
   * moves tiles with `npu.dma_load` / `npu.dma_store` and `npu.wait`. A tile is
     loaded only when it changes: weights that do not depend on the inner loops
     stay resident, the accumulator stays in SRAM across the reduction loop and
     is stored once, after its last reduction step;
-  * computes on the tiles with npu.matmul / conv2d / im2col / depthwise_conv2d /
-    pool2d / elementwise / activation / transpose / fill, with the activation
-    epilogue on the last reduction step;
+  * runs the linalg op on the SRAM tiles, with its initial value (a fill, a
+    bias) written into the SRAM tile on the first reduction step and its
+    activation epilogue (`npu.activation`) on the last; `npu-convert-linalg-to-npu`
+    then turns it into npu compute ops;
   * with pipeline-stages >= 2, gives every changing tile `stages` SRAM buffers
     and issues the DMA of the next tile before waiting for the current tile's
     compute: iteration t issues compute(t), then the store of tile t-1 and the
     loads of tile t+1 (each waited), then an `npu.barrier`, so the DMA of t+1
     overlaps the compute of t and no DMA touches a buffer compute still uses.
-    With 1 stage the loads of tile t are waited before compute(t).
+    The offsets and sizes of tiles t-1 and t+1 are the loop body's own index
+    computations, cloned for that iteration. With 1 stage the loads of tile t
+    are waited before compute(t).
 Padding folded from a tensor.pad (bufferized as a padded copy) is produced in
 SRAM: the pad value is filled into the halo rows the DMA does not write.
 """
@@ -28,174 +32,36 @@ import math
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, memref, scf
+from mlir.dialects import arith, linalg
 
 from ..dialects import npu
+from ..recipes import linalg_ops, tiling_problem
+from ..recipes.loops import Iteration, flatten
+from ..recipes.problem import (ACTIVATION_ATTR, INIT_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR,
+                               OperandTile, Strided, Tiled, TilingProblem, Unsupported, Whole,
+                               Window, tile_nest_root)
+from ..recipes.tile_ir import (add, both, choose, compare, div, index, maximum, minimum, mixed,
+                               mul, rem, select_buffer, sub, subview, when)
 from . import ModulePass, PassContext
-from .npu_tile import (LOOP_ORDER_ATTR, STAGES_ATTR, TILE_SIZES_ATTR, OperandTile, Schedule,
-                       Strided, Tiled, TilingProblem, Unsupported, Whole, Window, linalg_ops,
-                       reuse_period, tiling_problem, trip_counts, unchanged_blocks)
-
-DYNAMIC = ir.ShapedType.get_dynamic_size()
+from .npu_tile import STAGES_ATTR, Schedule, reuse_period, trip_counts
 
 
-# ---------------------------------------------------------------------------
-# Index arithmetic on Python ints (folded) and index values
-# ---------------------------------------------------------------------------
-
-def index(value):
-    if isinstance(value, ir.Value):
-        return value
-    return arith.ConstantOp(ir.IndexType.get(), value).result
+def sram_constant(value: float, buffer: ir.Value) -> ir.Value:
+    """A scalar constant of the buffer's element type."""
+    element_type = ir.MemRefType(buffer.type).element_type
+    if isinstance(element_type, ir.IntegerType):
+        return arith.ConstantOp(element_type, int(value)).result
+    return arith.ConstantOp(element_type, float(value)).result
 
 
-def add(a, b):
-    if isinstance(a, int) and isinstance(b, int):
-        return a + b
-    if b == 0:
-        return a
-    if a == 0:
-        return b
-    return arith.AddIOp(index(a), index(b)).result
-
-
-def sub(a, b):
-    if isinstance(a, int) and isinstance(b, int):
-        return a - b
-    if b == 0:
-        return a
-    return arith.SubIOp(index(a), index(b)).result
-
-
-def mul(a, b):
-    if isinstance(a, int) and isinstance(b, int):
-        return a * b
-    if b == 1:
-        return a
-    if a == 1:
-        return b
-    return arith.MulIOp(index(a), index(b)).result
-
-
-def div(a, b):
-    if isinstance(a, int):
-        return a // b
-    return a if b == 1 else arith.DivUIOp(a, index(b)).result
-
-
-def rem(a, b):
-    if isinstance(a, int):
-        return a % b
-    return 0 if b == 1 else arith.RemUIOp(a, index(b)).result
-
-
-def minimum(a, b):
-    if isinstance(a, int) and isinstance(b, int):
-        return min(a, b)
-    return arith.MinSIOp(index(a), index(b)).result
-
-
-def maximum(a, b):
-    if isinstance(a, int) and isinstance(b, int):
-        return max(a, b)
-    return arith.MaxSIOp(index(a), index(b)).result
-
-
-def compare(predicate: str, a, b):
-    """An i1 value, or a Python bool when both sides are ints."""
-    if isinstance(a, int) and isinstance(b, int):
-        return {"eq": a == b, "ne": a != b, "ult": a < b, "slt": a < b}[predicate]
-    kind = getattr(arith.CmpIPredicate, predicate)
-    return arith.CmpIOp(kind, index(a), index(b)).result
-
-
-def both(a, b):
-    if a is False or b is False:
-        return False
-    if a is True:
-        return b
-    if b is True:
-        return a
-    return arith.AndIOp(a, b).result
-
-
-def when(condition, emit) -> None:
-    """Run `emit()` under `condition` (a Python bool or an i1 value)."""
-    if condition is False:
-        return
-    if condition is True:
-        emit()
-        return
-    branch = scf.IfOp(condition)
-    with ir.InsertionPoint(branch.then_block):
-        emit()
-        scf.YieldOp([])
-
-
-def choose(condition, then_emit, else_emit) -> None:
-    if condition is True or condition is False:
-        (then_emit if condition else else_emit)()
-        return
-    branch = scf.IfOp(condition, has_else=True)
-    with ir.InsertionPoint(branch.then_block):
-        then_emit()
-        scf.YieldOp([])
-    with ir.InsertionPoint(branch.else_block):
-        else_emit()
-        scf.YieldOp([])
-
-
-# ---------------------------------------------------------------------------
-# Memref views
-# ---------------------------------------------------------------------------
-
-def subview(source: ir.Value, offsets, sizes, dropped=(), steps=None) -> ir.Value:
-    """memref.subview with mixed static/dynamic offsets and sizes; `dropped`
-    dims (of static size 1) are removed from the result."""
-    source_type = ir.MemRefType(source.type)
-    strides, offset = source_type.get_strides_and_offset()
-    steps = steps or [1] * len(sizes)
-    if all(isinstance(o, int) for o in offsets) and offset != DYNAMIC:
-        result_offset = offset + sum(o * s for o, s in zip(offsets, strides))
-    else:
-        result_offset = DYNAMIC
-    shape = [s if isinstance(s, int) else DYNAMIC for s in sizes]
-    result_strides = [s * step for s, step in zip(strides, steps)]
-    keep = [i for i in range(len(shape)) if i not in dropped]
-    layout = ir.StridedLayoutAttr.get(result_offset, [result_strides[i] for i in keep])
-    result_type = ir.MemRefType.get([shape[i] for i in keep], source_type.element_type,
-                                    layout, source_type.memory_space)
-    return memref.SubViewOp(
-        result_type, source,
-        [o for o in offsets if isinstance(o, ir.Value)],
-        [s for s in sizes if isinstance(s, ir.Value)], [],
-        [o if isinstance(o, int) else DYNAMIC for o in offsets],
-        shape, list(steps)).result
-
-
-def collapse_to_matrix(buffer: ir.Value, row_dims: int) -> ir.Value:
-    """View an identity-layout SRAM buffer as 2-D: the first `row_dims` dims as rows."""
-    buffer_type = ir.MemRefType(buffer.type)
-    shape = list(buffer_type.shape)
-    rows, cols = math.prod(shape[:row_dims]), math.prod(shape[row_dims:])
-    result = ir.MemRefType.get([rows, cols], buffer_type.element_type,
-                               memory_space=buffer_type.memory_space)
-    groups = [list(range(row_dims)), list(range(row_dims, len(shape)))]
-    reassociation = ir.ArrayAttr.get([
-        ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d) for d in g])
-        for g in groups])
-    return memref.CollapseShapeOp(result, buffer, reassociation).result
-
-
-def select_buffer(buffers: list[ir.Value], slot) -> ir.Value:
-    if len(buffers) == 1:
-        return buffers[0]
-    if isinstance(slot, int):
-        return buffers[slot]
-    chosen = buffers[-1]
-    for i in range(len(buffers) - 2, -1, -1):
-        chosen = arith.SelectOp(compare("eq", slot, i), buffers[i], chosen).result
-    return chosen
+def mark_init() -> None:
+    """Mark the op just built (a linalg builder on memrefs returns no result) as
+    writing an output tile's initial value."""
+    point = ir.InsertionPoint.current
+    operations = list(point.block.operations)
+    position = len(operations) if point.ref_operation is None else \
+        operations.index(point.ref_operation)
+    operations[position - 1].operation.attributes[INIT_ATTR] = ir.UnitAttr.get()
 
 
 # ---------------------------------------------------------------------------
@@ -219,11 +85,13 @@ class Staged:
 
 
 class TileProgram:
-    def __init__(self, problem: TilingProblem, schedule: Schedule, stages: int, target,
+    def __init__(self, problem: TilingProblem, schedule: Schedule, loop, stages: int, target,
                  after_fallback: bool = False):
         self.problem = problem
+        self.recipe = problem.recipe
+        self.op = problem.op
+        self.loop = loop
         self.after_fallback = after_fallback
-        self.schedule = schedule
         self.target = target
         self.tiles = list(schedule.tiles)
         self.order = list(schedule.order)
@@ -231,22 +99,48 @@ class TileProgram:
         self.iterations = math.prod(self.trips)
         self.stages = stages if self.iterations > 1 else 1
         self.channel = 0
-        op = problem.op
-        self.activation = ir.StringAttr(op.attributes["npu.activation"]).value \
-            if "npu.activation" in op.attributes else "none"
-        self.clip = [ir.FloatAttr(op.attributes[name]).value if name in op.attributes else None
-                     for name in ("npu.clip_min", "npu.clip_max")]
+        self.dim_views = self.views_of_dims()
 
     # -- iteration space -------------------------------------------------------------
+    def views_of_dims(self) -> dict:
+        """For each loop dim, (subview op, axis) of an operand tile it indexes."""
+        found = {}
+        for operand, view in zip(self.problem.operands, self.operand_views()):
+            if view is None or not isinstance(view, ir.OpResult) \
+                    or view.owner.name != "memref.subview":
+                continue
+            for axis, part in enumerate(operand.region):
+                if isinstance(part, Tiled):
+                    found.setdefault(part.dim, (view.owner, axis))
+        return found
+
+    def operand_views(self) -> list:
+        """The tiled op's operand for each problem operand (None for a folded bias)."""
+        operands = list(self.op.operands)
+        inputs = len(operands) - 1
+        views = []
+        for operand in self.problem.operands:
+            if operand.is_output:
+                views.append(operands[-1])
+            elif operand.role.startswith("in") and operand.role[2:].isdigit():
+                views.append(operands[int(operand.role[2:])])
+            else:
+                position = {"lhs": 0, "rhs": 1, "input": 0, "filter": 1}.get(operand.role)
+                views.append(operands[position] if position is not None and position < inputs
+                             else None)
+        return views
+
     def tile_index(self, t) -> TileIndex:
-        offsets, sizes = [None] * len(self.tiles), [None] * len(self.tiles)
-        stride = 1
-        for d in reversed(self.order):
-            position = rem(div(t, stride), self.trips[d])
-            stride *= self.trips[d]
-            tile, size = self.tiles[d], self.problem.dims[d].size
-            offsets[d] = mul(position, tile)
-            sizes[d] = tile if size % tile == 0 else minimum(tile, sub(size, offsets[d]))
+        """The offsets and sizes of tile t, from the loop body's index computations."""
+        iteration = Iteration(self.loop, index(t) if isinstance(t, int) else t)
+        offsets, sizes = [], []
+        for d, dim in enumerate(self.problem.dims):
+            if d not in self.dim_views or self.trips[d] == 1:
+                offsets.append(0), sizes.append(dim.size)
+                continue
+            view, axis = self.dim_views[d]
+            offsets.append(iteration.value(mixed(view, "offsets")[axis]))
+            sizes.append(iteration.value(mixed(view, "sizes")[axis]))
         return TileIndex(offsets, sizes)
 
     def changes_at(self, period, t):
@@ -265,14 +159,24 @@ class TileProgram:
             self.staged[operand.role] = Staged(operand, buffers, period, shape)
 
     def sram_shape(self, operand: OperandTile) -> list[int]:
-        shape = operand.sram_shape(self.tiles)
         if self.broadcasts(operand):
             # A broadcast input keeps the output's rank with unit dims, so the
             # vector unit broadcasts it by numpy rules.
-            rank = len(self.problem.dims)
             kept = [part.dim for part in operand.region]
-            return [self.tiles[d] if d in kept else 1 for d in range(rank)]
-        return shape
+            return [self.tiles[d] if d in kept else 1 for d in range(len(self.problem.dims))]
+        return operand.extents(self.tiles)
+
+    def broadcasts(self, operand: OperandTile) -> bool:
+        """An elementwise input kept at the output's rank with unit dims."""
+        return self.recipe.broadcast_inputs(self.problem) and not operand.is_output
+
+    def at_output_rank(self, operand: OperandTile, buffer, offsets, sizes) -> ir.Value:
+        """The operand-rank view of a broadcast input's output-rank buffer."""
+        rank = len(self.problem.dims)
+        by_dim = {part.dim: i for i, part in enumerate(operand.region)}
+        return subview(buffer, [offsets[by_dim[d]] if d in by_dim else 0 for d in range(rank)],
+                       [sizes[by_dim[d]] if d in by_dim else 1 for d in range(rank)],
+                       tuple(d for d in range(rank) if d not in by_dim))
 
     def alloc(self, shape, element_type) -> ir.Value:
         buffer = npu.AllocOp(npu.sram_memref(shape, element_type)).result
@@ -321,27 +225,16 @@ class TileProgram:
                 sram_offsets.append(skipped), sram_sizes.append(count)
                 if operand.pad_value is not None and self.trips[part.dim] > 1:
                     pad_fills.append((axis, skipped, add(skipped, count), extent))
-        dram = subview(operand.value, dram_offsets, dram_sizes, operand.dropped, steps)
+        dram = subview(operand.value, dram_offsets, dram_sizes, (), steps)
         if self.broadcasts(operand):
-            # The buffer has the output's rank; view it at the DRAM tile's rank.
-            rank = len(self.problem.dims)
-            by_dim = {part.dim: i for i, part in enumerate(operand.region)}
-            offsets = [sram_offsets[by_dim[d]] if d in by_dim else 0 for d in range(rank)]
-            sizes = [sram_sizes[by_dim[d]] if d in by_dim else 1 for d in range(rank)]
-            sram = subview(buffer, offsets, sizes, tuple(d for d in range(rank) if d not in by_dim))
+            sram = self.at_output_rank(operand, buffer, sram_offsets, sram_sizes)
         else:
-            keep = [i for i in range(len(sram_sizes)) if i not in operand.dropped]
-            sram = subview(buffer, [sram_offsets[i] for i in keep], [sram_sizes[i] for i in keep])
+            sram = subview(buffer, sram_offsets, sram_sizes)
         return dram, sram, buffer, pad_fills
-
-    def broadcasts(self, operand: OperandTile) -> bool:
-        """An elementwise input kept at the output's rank with unit dims."""
-        return self.problem.kind == "elementwise" and not operand.is_output
 
     def compute_view(self, role: str, t, index: TileIndex) -> ir.Value:
         """The SRAM view of an operand's tile, at the size this iteration computes."""
         operand = self.staged[role].operand
-        buffer = self.buffer(role, t)
         sizes = []
         for part in operand.region:
             if isinstance(part, Whole):
@@ -352,12 +245,8 @@ class TileProgram:
                 sizes.append(add(mul(sub(index.sizes[part.dim], 1), part.stride),
                                  (part.kernel - 1) * part.dilation + 1))
         if self.broadcasts(operand):
-            rank = len(self.problem.dims)
-            by_dim = {part.dim: size for part, size in zip(operand.region, sizes)}
-            sizes = [by_dim.get(d, 1) for d in range(rank)]
-            return subview(buffer, [0] * rank, sizes)
-        sizes = [s for i, s in enumerate(sizes) if i not in operand.dropped]
-        return subview(buffer, [0] * len(sizes), sizes)
+            return self.at_output_rank(operand, self.buffer(role, t), [0] * len(sizes), sizes)
+        return subview(self.buffer(role, t), [0] * len(sizes), sizes)
 
     # -- DMA ---------------------------------------------------------------------------
     def next_channel(self) -> int:
@@ -411,7 +300,7 @@ class TileProgram:
         sizes = list(shape)
         offsets[axis] = low
         sizes[axis] = maximum(sub(high, low), 0)
-        npu.FillOp(subview(buffer, offsets, sizes), operand.pad_value)
+        linalg.fill(sram_constant(operand.pad_value, buffer), outs=[subview(buffer, offsets, sizes)])
 
     def store(self, t) -> None:
         index = self.tile_index(t)
@@ -427,7 +316,7 @@ class TileProgram:
         reduction_steps = math.prod(self.trips[d] for d, dim in enumerate(self.problem.dims)
                                     if dim.reduction)
         index = self.tile_index(t)
-        if reduction_steps == 1 or not self.has_variants():
+        if reduction_steps == 1 or not self.recipe.matrix_unit:
             self.emit_compute(t, index, first=True, last=True) if reduction_steps == 1 else \
                 self.emit_compute(t, index, first=None, last=None)
             return
@@ -438,143 +327,70 @@ class TileProgram:
                lambda: choose(is_last, lambda: self.emit_compute(t, index, False, True),
                               lambda: self.emit_compute(t, index, False, False)))
 
-    def has_variants(self) -> bool:
-        return self.problem.kind in ("matmul", "batch_matmul", "conv2d")
-
-    def accumulates(self, first) -> bool:
-        """Whether the matrix op adds to the output it finds."""
-        if first is None or not first:
-            return True
-        init = self.problem.init_value
-        return init is None or init != 0.0
-
-    def epilogue(self, last):
-        if last is False or self.activation == "none":
-            return "none", None, None
-        return self.activation, self.clip[0], self.clip[1]
-
     def emit_compute(self, t, index: TileIndex, first, last) -> None:
-        kind = self.problem.kind
-        view = lambda role: self.compute_view(role, t, index)  # noqa: E731
-        out = view("output")
-        if first and self.problem.init_value not in (None, 0.0) and kind in (
-                "matmul", "batch_matmul", "conv2d"):
-            npu.FillOp(out, self.problem.init_value)
-        accumulate = self.accumulates(first)
-        activation, clip_min, clip_max = self.epilogue(last)
-        if kind in ("matmul", "batch_matmul"):
-            npu.MatmulOp(view("lhs"), view("rhs"), out, accumulate, activation,
-                         clip_min=clip_min, clip_max=clip_max)
-        elif kind == "conv2d":
-            self.emit_conv(t, index, out, accumulate, activation, clip_min, clip_max)
-        elif kind == "depthwise_conv2d":
-            details = self.problem.details
-            bias = view("bias") if "bias" in self.staged else None
-            npu.DepthwiseConv2dOp(view("input"), view("filter"), out, details["strides"],
-                                  details["dilations"], self.activation, bias=bias,
-                                  clip_min=self.clip[0], clip_max=self.clip[1])
-        elif kind == "pool2d":
-            details = self.problem.details
-            pool = details["pool"]
-            npu.Pool2dOp(view("input"), out, "max" if pool == "max" else "avg",
-                         list(details["window"]), details["strides"])
-            if pool == "sum":
-                npu.ElementwiseOp(out, self.window_count, out, "mul")
-        elif kind == "fill":
-            npu.FillOp(out, self.problem.details["value"])
-        elif kind == "transpose":
-            npu.TransposeOp(view("input"), out, self.problem.details["permutation"])
-        elif kind == "elementwise":
-            self.emit_elementwise(t, index, out)
-
-    def emit_conv(self, t, index, out, accumulate, activation, clip_min, clip_max) -> None:
-        details = self.problem.details
-        strategy = details["strategy"]
-        image = self.compute_view("input", t, index)
-        if strategy == "direct":
-            npu.Conv2dOp(image, self.compute_view("filter", t, index), out,
-                         details["strides"], details["dilations"], accumulate, activation,
-                         clip_min=clip_min, clip_max=clip_max)
-            return
-        # GEMM forms: output pixels x filters = (pixels x K) * (K x filters).
-        pixels = mul(mul(index.sizes[0], index.sizes[1]), index.sizes[2])
-        filters, channels = index.sizes[3], index.sizes[4]
-        kh, kw = details["kernel"]
-        out_matrix = subview(collapse_to_matrix(self.buffer("output", t), 3), [0, 0],
-                             [pixels, filters])
-        weights = subview(collapse_to_matrix(self.buffer("filter", t), 3), [0, 0],
-                          [mul(kh * kw, channels), filters])
-        if strategy == "im2col":
-            columns = subview(self.columns, [0, 0], [pixels, mul(kh * kw, channels)])
-            npu.Im2colOp(image, columns, [kh, kw], details["strides"], details["dilations"])
-        else:  # implicit GEMM: a 1x1 conv's input tile is already the GEMM's lhs
-            columns = subview(collapse_to_matrix(self.buffer("input", t), 3), [0, 0],
-                              [pixels, channels])
-        npu.MatmulOp(columns, weights, out_matrix, accumulate, activation,
-                     clip_min=clip_min, clip_max=clip_max)
-
-    def emit_elementwise(self, t, index, out) -> None:
-        steps = self.problem.details["steps"]
-        inputs = {}
-
-        def value(ref):
-            if ref[0] == "in":
-                if ref[1] not in inputs:
-                    inputs[ref[1]] = self.compute_view(f"in{ref[1]}", t, index)
-                return inputs[ref[1]]
-            if ref[0] == "const":
-                return self.constants[ref[1]]
-            return results[ref[1]]
-        results = []
-        for number, step in enumerate(steps):
-            last = number == len(steps) - 1
-            target = out if last else subview(self.temporaries[number],
-                                              [0] * len(index.sizes), index.sizes)
-            if step[0] == "binary":
-                npu.ElementwiseOp(value(step[2]), value(step[3]), target, step[1])
-            elif step[0] == "activation":
-                npu.ActivationOp(value(step[2]), target, step[1], clip_min=step[4],
-                                 clip_max=step[5])
-            else:  # copy, broadcasting the input over the tile
-                source = value(step[1])
-                if ir.MemRefType(source.type).shape == ir.MemRefType(target.type).shape:
-                    npu.ActivationOp(source, target, "none")
-                else:
-                    npu.FillOp(target, 0.0)
-                    npu.ElementwiseOp(target, source, target, "add")
-            results.append(target)
+        """The tiled op on SRAM tiles, after the output tile's initial value (a fill or
+        a bias, marked INIT_ATTR) on the first reduction step; the activation
+        epilogue stays on the op only on the last step."""
+        out = self.compute_view(self.problem.output.role, t, index)
+        problem = self.problem
+        if first and "bias" in self.staged:
+            bias = self.compute_view("bias", t, index)
+            linalg.broadcast(bias, outs=[out], dimensions=[0, 1, 2])
+            mark_init()
+        elif first and problem.init_value is not None and not self.recipe.reads_output(problem):
+            linalg.fill(sram_constant(problem.init_value, out), outs=[out])
+            mark_init()
+        tile_of = {}
+        for operand, view in zip(problem.operands, self.operand_views()):
+            if view is not None and view not in tile_of:
+                tile_of[view] = out if operand.is_output else \
+                    self.compute_view(operand.role, t, index)
+        compute = self.op.clone()
+        for number, operand in enumerate(compute.operands):
+            if operand in tile_of:
+                compute.operands[number] = tile_of[operand]
+        if last is False and ACTIVATION_ATTR in compute.attributes:
+            for name in (ACTIVATION_ATTR, "npu.clip_min", "npu.clip_max"):
+                if name in compute.attributes:
+                    del compute.attributes[name]
+        for name in (TILE_SIZES_ATTR, LOOP_ORDER_ATTR):
+            del compute.attributes[name]
+        self.recipe.on_sram_tiles(compute, problem)
 
     # -- the program -----------------------------------------------------------------
     def emit(self) -> None:
-        problem = self.problem
-        self.allocate()
-        self.allocate_temporaries()
-        self.fill_padding_once()
-        inputs = [s for s in self.staged.values() if self.loads(s)]
-        resident = [s.operand.role for s in inputs if s.period is None]
-        groups = {}
-        for staged in inputs:
-            if staged.period is not None:
-                groups.setdefault(staged.period, []).append(staged.operand.role)
-        self.load(resident + [role for roles in groups.values() for role in roles], 0)
-        output_period = reuse_period(problem.output, self.order, self.trips)
-        if self.iterations == 1:
-            self.compute(0)
-            npu.BarrierOp()
-            self.store(0)
-        else:
-            loop = scf.ForOp(index(0), index(self.iterations), index(1))
-            with ir.InsertionPoint(loop.body):
-                t = loop.induction_variable
+        """The program around and in the tile loop: buffers and the first loads
+        before it, the pipelined iteration in its body (at the tiled op), the last
+        store and the deallocations after it."""
+        root = self.loop if self.loop is not None else self.op
+        with ir.InsertionPoint(root):
+            self.allocate()
+            self.fill_padding_once()
+            inputs = [s for s in self.staged.values() if self.loads(s)]
+            resident = [s.operand.role for s in inputs if s.period is None]
+            groups = {}
+            for staged in inputs:
+                if staged.period is not None:
+                    groups.setdefault(staged.period, []).append(staged.operand.role)
+            self.load(resident + [role for roles in groups.values() for role in roles], 0)
+        output_period = reuse_period(self.problem.output, self.order, self.trips)
+        with ir.InsertionPoint(self.op):
+            if self.loop is None:
+                self.compute(0)
+                npu.BarrierOp()
+                self.store(0)
+            else:
+                t = self.loop.regions[0].blocks[0].arguments[0]
                 if self.stages > 1:
                     self.pipelined_iteration(t, groups, output_period)
                 else:
                     self.sequential_iteration(t, groups, output_period)
-                scf.YieldOp([])
-            if self.stages > 1 or output_period is None:
+        with ir.InsertionPoint.after(root) if self.loop is not None else ir.InsertionPoint(root):
+            if self.loop is not None and (self.stages > 1 or output_period is None):
                 self.store(self.iterations - 1)
-        for buffer in reversed(self.allocs):
-            npu.DeallocOp(buffer)
+            for buffer in reversed(self.allocs):
+                npu.DeallocOp(buffer)
+        self.op.erase()
 
     def loads(self, staged: Staged) -> bool:
         """Whether the operand's tiles come from DRAM (inputs, and an output that
@@ -611,31 +427,6 @@ class TileProgram:
                 if output_period > 1 else True
             when(is_last, lambda: self.store(t))
 
-    def allocate_temporaries(self) -> None:
-        problem = self.problem
-        self.temporaries, self.constants = {}, {}
-        output = self.staged[problem.output.role]
-        element_type = problem.output.element_type
-        if problem.kind == "elementwise":
-            steps = problem.details["steps"]
-            for number in range(len(steps) - 1):
-                self.temporaries[number] = self.alloc(output.sram_shape, element_type)
-            for step in steps:
-                if step[0] == "binary" and step[3][0] == "const" \
-                        and step[3][1] not in self.constants:
-                    buffer = self.alloc([1], element_type)
-                    npu.FillOp(buffer, step[3][1])
-                    self.constants[step[3][1]] = buffer
-        if problem.kind == "pool2d" and problem.details["pool"] == "sum":
-            self.window_count = self.alloc([1], element_type)
-            kh, kw = problem.details["window"]
-            npu.FillOp(self.window_count, float(kh * kw))
-        if problem.kind == "conv2d" and problem.details["strategy"] == "im2col":
-            kh, kw = problem.details["kernel"]
-            pixels = self.tiles[0] * self.tiles[1] * self.tiles[2]
-            self.columns = self.alloc([pixels, kh * kw * self.tiles[4]],
-                                      problem.operand("input").element_type)
-
     def fill_padding_once(self) -> None:
         """Fill every buffer of a padded input with the pad value before any DMA;
         DMAs then only overwrite the interior (halo rows are refilled per tile)."""
@@ -645,58 +436,29 @@ class TileProgram:
             if operand.pad_value is None or not any(isinstance(p, Window) for p in operand.region):
                 continue
             for buffer in staged.buffers:
-                npu.FillOp(buffer, operand.pad_value)
+                linalg.fill(sram_constant(operand.pad_value, buffer), outs=[buffer])
                 filled = True
-        if filled or self.constants or getattr(self, "window_count", None) is not None \
-                or self.after_fallback:
+        if filled or self.after_fallback:
             # The fills run on the vector unit and a fallback op before this program
             # may still be writing its input: only a barrier orders DMAs after them.
             npu.BarrierOp()
 
 
-class FallbackTracker:
+def fallback_may_be_running(op, absorbed: list) -> bool:
     """Whether an op left on the fallback engine (a linalg op or a memref.copy on
-    DRAM) precedes an op in its block with no npu.barrier in between.
-
-    The ops of each block are listed once, before any is lowered. Lowered ops
-    are replaced by npu programs, which hold no fallback op and end with
-    nothing running (a program after a fallback op starts with a barrier), so
-    the search back from an op stops at the previous lowered op."""
-
-    def __init__(self):
-        self.blocks: dict = {}      # block -> [(op, name)] in block order
-        self.position: dict = {}    # op -> (block, index)
-        self.lowered: set = set()   # (block, index) of lowered ops
-        self.erased: set = set()    # (block, index) of absorbed ops, erased
-
-    def _where(self, op):
-        op = op.operation
-        if op not in self.position:
-            block = op.block
-            siblings = [(sibling.operation, sibling.operation.name)
-                        for sibling in block.operations]
-            self.blocks[block] = siblings
-            for index, (sibling, _) in enumerate(siblings):
-                self.position[sibling] = (block, index)
-        return self.position[op]
-
-    def may_be_running(self, op, absorbed: list) -> bool:
-        block, index = self._where(op)
-        skipped = {absorbed_op.operation for absorbed_op in absorbed}
-        for before in range(index - 1, -1, -1):
-            if (block, before) in self.erased:
-                continue
-            sibling, name = self.blocks[block][before]
-            if (block, before) in self.lowered or name == "npu.barrier":
-                return False
-            if (name.startswith("linalg.") or name == "memref.copy") and sibling not in skipped:
-                return True
-        return False
-
-    def replaced(self, op, absorbed: list) -> None:
-        """`op` is about to become an npu program and the `absorbed` ops to be erased."""
-        self.lowered.add(self._where(op))
-        self.erased.update(self._where(absorbed_op) for absorbed_op in absorbed)
+    DRAM) precedes `op` in its block with no npu.barrier in between."""
+    skipped = {absorbed_op.operation for absorbed_op in absorbed}
+    running = False
+    for sibling in op.operation.block.operations:
+        sibling = sibling.operation
+        if sibling == op.operation:
+            return running
+        if sibling.name == "npu.barrier":
+            running = False
+        elif (sibling.name.startswith("linalg.") or sibling.name == "memref.copy") \
+                and sibling not in skipped:
+            running = True
+    return running
 
 
 def schedule_of(op, problem: TilingProblem) -> Schedule | None:
@@ -720,40 +482,41 @@ def op_stages(op, target) -> int:
 @dataclass(frozen=True)
 class NpuPromoteToSram(ModulePass):
     argument = "npu-promote-to-sram"
-    summary = "Run tiled linalg ops on SRAM tiles: npu.alloc, DMA with waits, npu compute " \
-              "ops, multi-buffering for pipeline-stages > 1"
+    summary = "Run tiled linalg ops on SRAM tiles: npu.alloc, DMA with waits, " \
+              "multi-buffering for pipeline-stages > 1"
 
     def run(self, module: ir.Operation, context: PassContext) -> None:
         with module.context:
             target = context.target
-            fallback = FallbackTracker()
-            # The problems as npu-tile saw them, built before any op is replaced.
-            problems = []
-            with unchanged_blocks():
-                for op in linalg_ops(module):
-                    if TILE_SIZES_ATTR not in op.attributes:
-                        continue
-                    try:
-                        problems.append((op, tiling_problem(op, target)))
-                    except Unsupported as reason:
-                        problems.append((op, reason))
-            for op, problem in problems:
-                if isinstance(problem, Unsupported):
-                    context.diagnostics.error(op.location, f"'{op.name}' cannot be lowered: "
-                                                           f"{problem}")
+            for op in linalg_ops(module):
+                if TILE_SIZES_ATTR not in op.attributes:
+                    continue
+                try:
+                    problem = tiling_problem(op, target)
+                except Unsupported as reason:
+                    context.diagnostics.error(op.location, f"'{op.name}' cannot be lowered: {reason}")
                     continue
                 schedule = schedule_of(op, problem)
-                if schedule is None:
+                loop = flatten(op) if schedule is not None else None
+                if schedule is None or not self.matches(problem, schedule, loop):
                     context.diagnostics.error(op.location, f"'{op.name}' has malformed "
                                                            f"{TILE_SIZES_ATTR}/{LOOP_ORDER_ATTR}")
                     continue
                 absorbed = problem.absorbed_ops
-                after_fallback = fallback.may_be_running(op, absorbed)
-                with op.location, ir.InsertionPoint(op):
-                    TileProgram(problem, schedule, op_stages(op, target), target,
+                root = tile_nest_root(op.operation)
+                after_fallback = fallback_may_be_running(root, absorbed)
+                with op.location:
+                    TileProgram(problem, schedule, loop, op_stages(op, target), target,
                                 after_fallback).emit()
-                fallback.replaced(op, absorbed)
-                op.erase()
                 for absorbed_op in absorbed:
                     absorbed_op.erase()
 
+    @staticmethod
+    def matches(problem: TilingProblem, schedule: Schedule, loop) -> bool:
+        """Whether the tile loop (None: untiled) has one iteration per tile."""
+        iterations = math.prod(trip_counts(problem, schedule.tiles))
+        if loop is None:
+            return iterations == 1
+        upper = list(loop.operands)[1].owner
+        return upper.name == "arith.constant" and \
+            ir.IntegerAttr(upper.attributes["value"]).value == iterations

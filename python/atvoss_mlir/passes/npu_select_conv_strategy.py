@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from . import ModulePass, PassContext
-from .npu_tile import STRATEGY_ATTR, gemm_cycles, vector_cycles
+from ..recipes.problem import STRATEGY_ATTR, gemm_cycles, vector_cycles
 
 STRATEGIES = ("implicit-gemm", "direct", "im2col")
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1, "i32": 4}

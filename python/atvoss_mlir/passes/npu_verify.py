@@ -36,7 +36,7 @@ from ..diagnostics import Diagnostic, DiagnosticEngine
 from ..dialects.npu import SRAM_MEMORY_SPACE, is_sram
 from ..target import NpuTarget
 from . import ModulePass, PassContext
-from .block_order import block_ops, unchanged_blocks
+from ..block_order import block_ops, unchanged_blocks
 
 # Operand names of each npu op, in operand order (from dialects/npu.td).
 OPERAND_NAMES = {

@@ -40,17 +40,18 @@ from dataclasses import dataclass
 import numpy as np
 from mlir import ir
 
+from ..recipes.problem import Strided, element_bytes
 from ..target import NpuTarget
 
 # Attributes the search writes; they do not take part in an op's signature.
 SEARCH_ATTRIBUTES = ("npu.tile_sizes", "npu.loop_order", "npu.pipeline_stages")
 
 
-def _model():
-    """npu_tile, home of the per-tile cost helpers (dma_cycles, element_bytes)
-    and the operand regions; imported late, since npu_tile imports this module."""
-    from . import npu_tile
-    return npu_tile
+def _dma_cycles():
+    """npu_tile.dma_cycles, the DMA cycles of one operand tile (imported late:
+    npu_tile imports this module)."""
+    from .npu_tile import dma_cycles
+    return dma_cycles
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ def aligned(size, alignment: int):
 
 
 def tile_bytes(operand, tiles) -> int:
-    return math.prod(operand.sram_shape(tiles)) * _model().element_bytes(operand.element_type)
+    return math.prod(operand.sram_shape(tiles)) * element_bytes(operand.element_type)
 
 
 def working_set(problem, tiles, order, stages: int, alignment: int = 1) -> int:
@@ -101,7 +102,7 @@ def working_set(problem, tiles, order, stages: int, alignment: int = 1) -> int:
 
 
 def estimate(problem, tiles, order, target: NpuTarget, stages: int) -> int:
-    dma_cycles = _model().dma_cycles
+    dma_cycles = _dma_cycles()
     trips = trip_counts(problem, tiles)
     iterations = math.prod(trips)
     compute = problem.compute_cycles(tiles)
@@ -232,14 +233,13 @@ def transfer_cycles(operand, columns, target: NpuTarget) -> np.ndarray:
     """npu_tile.dma_cycles of the operand's tile for every tile tuple (`columns`:
     one array of sizes per loop dim), as one array expression: the contiguous
     run of a tile spans its trailing dims up to the first one it cuts."""
-    model = _model()
     extents = operand.extents(columns)
     full = ir.MemRefType(operand.value.type).shape
-    itemsize = model.element_bytes(operand.element_type)
+    itemsize = element_bytes(operand.element_type)
     run = np.ones(len(columns[0]) if columns else 1, dtype=np.int64)
     whole = np.ones_like(run, dtype=bool)        # every dim so far is whole
     for extent, size, part in zip(reversed(extents), reversed(full), reversed(operand.region)):
-        if isinstance(part, model.Strided) and part.stride > 1:
+        if isinstance(part, Strided) and part.stride > 1:
             break
         run = np.where(whole, run * extent, run)
         whole &= np.asarray(extent) >= size

@@ -1,7 +1,7 @@
 // RUN: atvoss-opt %s -split-input-file --target='npu -pipeline-stages=2' \
-// RUN:   --pass-pipeline='builtin.module(npu-promote-to-sram,canonicalize,cse)' | FileCheck %s
+// RUN:   --pass-pipeline='builtin.module(npu-tile,npu-promote-to-sram,canonicalize,npu-convert-linalg-to-npu,canonicalize,cse)' | FileCheck %s
 // RUN: atvoss-opt %s -split-input-file --target='npu -pipeline-stages=1' \
-// RUN:   --pass-pipeline='builtin.module(npu-promote-to-sram,canonicalize,cse)' | FileCheck %s --check-prefix=STAGES1
+// RUN:   --pass-pipeline='builtin.module(npu-tile,npu-promote-to-sram,canonicalize,npu-convert-linalg-to-npu,canonicalize,cse)' | FileCheck %s --check-prefix=STAGES1
 
 // Double buffering: two SRAM buffers per changing tile. Iteration t computes
 // tile t, stores the finished accumulator of tile t-1, loads tile t+1 into the
@@ -60,12 +60,12 @@ func.func @matmul$relu_epilogue(%a: memref<128x96xf16>, %b: memref<96x64xf16>) -
 // -----
 
 // Partial tiles: buffers have the full tile size, DMA and compute use subviews
-// sized min(tile, size - offset). The output is an argument, so it is loaded
-// and accumulated onto.
+// sized min(tile, size - offset) (upstream tiling's affine.min). The output is
+// an argument, so it is loaded and accumulated onto.
 
 // CHECK-LABEL: func.func @matmul$partial_tiles
 // CHECK:         "npu.alloc"() : () -> memref<64x48xf16, 1>
-// CHECK:         arith.minsi
+// CHECK:         affine.min
 // CHECK:         memref.subview %{{.*}}[0, 0] [%{{.*}}, %{{.*}}] [1, 1] : memref<64x48xf16, 1> to memref<?x?xf16, strided<[48, 1]>, 1>
 // CHECK:         "npu.matmul"({{.*}}) {accumulate = true, activation = "none"} : (memref<?x?xf16
 func.func @matmul$partial_tiles(%a: memref<100x70xf16>, %b: memref<70x50xf16>, %c: memref<100x50xf32>) {

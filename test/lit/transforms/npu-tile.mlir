@@ -4,13 +4,20 @@
 // RUN:   | FileCheck %s --check-prefix=EXPLICIT
 
 // Explicit tile sizes apply to every op; one with another number of loops is an error.
-// EXPLICIT: npu-tile.mlir:[[@LINE+42]]:3: error: 'linalg.conv_2d_nhwc_hwcf' has 5 loop dimensions (n, oh, ow, f, c), tile-sizes gives 3
+// EXPLICIT: npu-tile.mlir:[[@LINE+56]]:3: error: 'linalg.conv_2d_nhwc_hwcf' has 5 loop dimensions (n, oh, ow, f, c), tile-sizes gives 3
 
 // The cost model streams the whole M through the array (amortising its weight
-// fill) and keeps K whole, so B is loaded once per N tile and A stays resident.
+// fill), so only N and K are tiled: upstream tiling makes an scf.for per tiled
+// dim (outermost marked npu.tile_loop) over the matmul on subviews.
 
 // CHECK-LABEL: func.func @matmul$gemm_512
-// CHECK:         linalg.matmul {npu.loop_order = array<i64: 0, 1, 2>, npu.tile_sizes = array<i64: 512, 64, 32>}
+// CHECK:         scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step %c64 {
+// CHECK-NEXT:      scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %c32 {
+// CHECK-NEXT:        %[[A:.*]] = memref.subview %arg0[0, %[[K]]] [512, 32] [1, 1]
+// CHECK-NEXT:        %[[B:.*]] = memref.subview %arg1[%[[K]], %[[N]]] [32, 64] [1, 1]
+// CHECK-NEXT:        %[[C:.*]] = memref.subview %arg2[0, %[[N]]] [512, 64] [1, 1]
+// CHECK-NEXT:        linalg.matmul {npu.loop_order = array<i64: 0, 1, 2>, npu.tile_sizes = array<i64: 512, 64, 32>} ins(%[[A]], %[[B]] : {{.*}}) outs(%[[C]] :
+// CHECK:         } {npu.tile_loop}
 // EXPLICIT-LABEL: func.func @matmul$gemm_512
 // EXPLICIT:         npu.tile_sizes = array<i64: 64, 32, 48>
 func.func @matmul$gemm_512(%a: memref<512x512xf16>, %b: memref<512x512xf16>, %c: memref<512x512xf32>) {
@@ -39,11 +46,18 @@ func.func @matmul$fill_folded(%a: memref<100x70xf16>, %b: memref<70x50xf16>) -> 
 
 // -----
 
-// Convolutions tile output rows (with the input halo), filters and input
-// channels; the output width stays whole.
+// Convolutions tile output rows (with the input halo: 28 output rows read 30
+// input rows), filters and input channels; the output width stays whole.
 
 // CHECK-LABEL: func.func @conv$3x3
-// CHECK:         linalg.conv_2d_nhwc_hwcf {{{.*}}npu.tile_sizes = array<i64: 1, 28, 56, 32, 32>
+// CHECK:         scf.for %[[OH:.*]] = %{{.*}} to %c56 step %c28 {
+// CHECK-NEXT:      scf.for %[[F:.*]] = %{{.*}} to %c64 step %c32
+// CHECK-NEXT:        scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %c32
+// CHECK-NEXT:          %[[X:.*]] = memref.subview %arg0[0, %[[OH]], 0, %[[C]]] [1, 30, 58, 32] [1, 1, 1, 1]
+// CHECK-NEXT:          %[[W:.*]] = memref.subview %arg1[0, 0, %[[C]], %[[F]]] [3, 3, 32, 32] [1, 1, 1, 1]
+// CHECK-NEXT:          %[[Y:.*]] = memref.subview %arg2[0, %[[OH]], 0, %[[F]]] [1, 28, 56, 32] [1, 1, 1, 1]
+// CHECK-NEXT:          linalg.conv_2d_nhwc_hwcf {{{.*}}npu.tile_sizes = array<i64: 1, 28, 56, 32, 32>{{.*}}} ins(%[[X]], %[[W]] : {{.*}}) outs(%[[Y]] :
+// CHECK:         } {npu.tile_loop}
 func.func @conv$3x3(%x: memref<1x58x58x64xf16>, %w: memref<3x3x64x64xf16>, %y: memref<1x56x56x64xf32>) {
   // expected-remark @below {{'linalg.conv_2d_nhwc_hwcf': tiles n1xoh28xow56xf32xc32}}
   linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}

@@ -1,0 +1,127 @@
+"""Ops folded into the tiled op that reads their result: a constant fill of the
+output buffer, the padded copy bufferization makes of a tensor.pad, and the
+broadcast of a per-channel bias. They run on the NPU as part of the op's tile
+program (a fill of the SRAM accumulator, pad values in the SRAM halo, a bias
+operand) and are erased once the op is lowered."""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from .. import block_order
+from .problem import (TilingProblem, Unsupported, constant_value, ins_outs, static_shape,
+                      tile_nest_root, type_name)
+
+
+def ops_before(op) -> list:
+    """The ops before `op` (before its tile nest, when tiled) in its block, nearest first."""
+    return block_order.ops_before(tile_nest_root(op.operation))
+
+
+def init_fill(op, output: ir.Value):
+    """The linalg.fill with a constant that initialises `output` before `op`.
+
+    Only a fill of a fresh buffer (memref.alloc) that nothing else touches
+    between the fill and the op is folded.
+    """
+    if not isinstance(output, ir.OpResult) or output.owner.name != "memref.alloc":
+        return None
+    for previous in ops_before(op):
+        if previous.name == "linalg.fill" and ins_outs(previous)[1][0] == output:
+            value = constant_value(ins_outs(previous)[0][0])
+            return None if value is None else (previous, float(value))
+        if any(operand == output for operand in previous.operands) or len(previous.regions):
+            return None
+    return None
+
+
+def padded_source(value: ir.Value, consumer):
+    """(source, low pads, high pads, pad value, ops) when `value` is the padded
+    copy bufferization makes of a tensor.pad: alloc; fill/map with a constant;
+    memref.copy source -> subview. Otherwise None."""
+    if not isinstance(value, ir.OpResult) or value.owner.name != "memref.alloc":
+        return None
+    fill = copy = subview = None
+    for use in value.uses:
+        user = use.owner
+        if user.name in ("linalg.map", "linalg.fill"):
+            fill = user
+        elif user.name == "memref.subview":
+            subview = user
+    if fill is None or subview is None:
+        return None
+    for use in subview.results[0].uses:
+        if use.owner.name == "memref.copy" and use.operand_number == 1:
+            copy = use.owner
+    if copy is None or len(list(subview.results[0].uses)) != 1:
+        return None
+    if fill.name == "linalg.fill":
+        pad = constant_value(ins_outs(fill)[0][0])
+    else:
+        body = fill.regions[0].blocks[0]
+        terminator = list(body.operations)[-1]
+        pad = constant_value(terminator.operands[0]) if len(list(body.operations)) == 1 else None
+    if pad is None:
+        return None
+    offsets = list(ir.DenseI64ArrayAttr(subview.attributes["static_offsets"]))
+    if any(o == ir.ShapedType.get_dynamic_stride_or_offset() for o in offsets):
+        return None
+    source = copy.operands[0]
+    low = offsets
+    high = [p - s - lo for p, s, lo in zip(ir.MemRefType(value.type).shape,
+                                          ir.MemRefType(source.type).shape, low)]
+    # The views tiling made of the padded buffer read it for the consumer.
+    tiled = tile_nest_root(consumer.operation) != consumer.operation
+    others = [use.owner for use in value.uses if use.owner not in (fill, subview, consumer)
+              and not (tiled and use.owner.operation.block == consumer.operation.block)]
+    return source, low, high, float(pad), [fill, copy, subview], others
+
+
+def init_bias(op, output: ir.Value, channels: int):
+    """(broadcast, bias) when a linalg.broadcast of a per-channel bias[C] fills
+    the fresh NHWC `output` right before `op` (how the importer adds a conv bias)."""
+    if not isinstance(output, ir.OpResult) or output.owner.name != "memref.alloc":
+        return None
+    for previous in ops_before(op):
+        if previous.name == "linalg.broadcast" and ins_outs(previous)[1][0] == output:
+            (bias,), _ = ins_outs(previous)
+            added = list(ir.DenseI64ArrayAttr(previous.attributes["dimensions"]))
+            if added != [0, 1, 2] or list(ir.MemRefType(bias.type).shape) != [channels] \
+                    or type_name(bias) != type_name(output):
+                return None
+            return previous, bias
+        if any(operand == output for operand in previous.operands) or len(previous.regions):
+            return None
+    return None
+
+
+def output_init(problem: TilingProblem) -> TilingProblem:
+    """Fold a constant fill of the output buffer into the tiled op."""
+    found = init_fill(problem.op, problem.output.value)
+    if found is not None:
+        fill, value = found
+        problem.absorbed_ops.append(fill)
+        problem.init_value = value
+    return problem
+
+
+def overwriting_output(problem: TilingProblem, identity: float) -> TilingProblem:
+    """Vector-unit ops overwrite their output, so linalg's accumulation into the
+    initial value is only preserved when that value is the reduction's identity
+    (0 for sums, the lowest value for max; f16's lowest finite value counts)."""
+    init = problem.init_value
+    lowest = init is not None and identity == float("-inf") and init <= -65504.0
+    if init is None or not (init == identity or lowest):
+        raise Unsupported(f"the output must start as {identity} (a fill folded into the op)")
+    return problem
+
+
+def window_input(op, value: ir.Value, what: str):
+    """(source, low pads, high pads, pad value, absorbed ops) of a conv/pool input."""
+    found = padded_source(value, op)
+    if found is not None:
+        source, low, high, pad, ops, others = found
+        if not others and low[0] == 0 and low[3] == 0 and high[0] == 0 and high[3] == 0:
+            return source, low, high, pad, ops
+    shape = static_shape(value, what)
+    return value, [0] * len(shape), [0] * len(shape), None, []

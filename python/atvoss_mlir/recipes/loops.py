@@ -1,0 +1,141 @@
+"""Tile loops from upstream MLIR: tiling a linalg op into an `scf.for` nest
+with the transform dialect's `structured.tile_using_for`, flattening the nest
+into one loop over the tiles (`loop.coalesce`), and the index values of
+another iteration of that loop (its offsets and sizes computed again for
+iteration t + 1, t - 1, 0, ...), which a software pipeline needs."""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith
+from mlir.dialects.transform import interpreter
+
+from .problem import TILE_LOOP_ATTR
+
+TARGET_ATTR = "npu.transform_target"
+
+
+def _apply(payload_root, body: str) -> None:
+    script = ir.Module.parse(
+        "module attributes {transform.with_named_sequence} {\n"
+        "  transform.named_sequence @__transform_main("
+        "%root: !transform.any_op {transform.readonly}) {\n"
+        f"    %target = transform.structured.match attributes {{\"{TARGET_ATTR}\"}} in %root"
+        " : (!transform.any_op) -> !transform.any_op\n"
+        f"{body}    transform.yield\n  }}\n}}")
+    interpreter.apply_named_sequence(payload_root, script.body.operations[0], script)
+
+
+def enclosing_function(op) -> ir.Operation:
+    while op.name != "func.func":
+        op = op.parent
+    return op
+
+
+def tile_with_loops(op, loop_tiles: list[int], interchange: list[int]) -> None:
+    """Tile `op` (sizes per loop of the linalg op, 0 = not tiled; loops
+    outermost first as `interchange` orders them) into scf.for loops over the
+    op on memref.subviews. The outermost loop gets TILE_LOOP_ATTR."""
+    count = sum(1 for size in loop_tiles if size)
+    if count == 0:
+        return
+    function = enclosing_function(op.operation)
+    op.attributes[TARGET_ATTR] = ir.UnitAttr.get()
+    results = ", ".join(["!transform.any_op"] * (count + 1))
+    _apply(function,
+           f"    %tiled, %loops:{count} = transform.structured.tile_using_for %target "
+           f"tile_sizes {list(loop_tiles)} interchange = {list(interchange)} : "
+           f"(!transform.any_op) -> ({results})\n"
+           f"    transform.annotate %loops#0 \"{TILE_LOOP_ATTR}\" : !transform.any_op\n")
+
+    def unmark(nested):
+        if TARGET_ATTR in nested.attributes:
+            del nested.attributes[TARGET_ATTR]
+        return ir.WalkResult.ADVANCE
+    function.walk(unmark)
+
+
+def tile_loops(op) -> list:
+    """The loops of the tile nest around `op`, outermost first ([] when untiled)."""
+    loops, parent = [], op.operation.parent
+    while parent is not None and parent.name == "scf.for":
+        loops.append(parent)
+        if TILE_LOOP_ATTR in parent.attributes:
+            return loops[::-1]
+        parent = parent.parent
+    return []
+
+
+def constant_int(value: ir.Value) -> int:
+    owner = value.owner
+    return ir.IntegerAttr(owner.attributes["value"]).value
+
+
+def normalise(loop) -> None:
+    """Make `loop` count tiles: 0 to trips by 1, its old index recomputed inside."""
+    lower, upper, step = (constant_int(v) for v in list(loop.operands)[:3])
+    if (lower, step) == (0, 1):
+        return
+    trips = -(-(upper - lower) // step)
+    body = loop.regions[0].blocks[0]
+    iv = body.arguments[0]
+    with loop.location, ir.InsertionPoint.at_block_begin(body):
+        scaled = arith.MulIOp(iv, arith.ConstantOp(ir.IndexType.get(), step)).result
+        old = arith.AddIOp(scaled, arith.ConstantOp(ir.IndexType.get(), lower)).result
+    iv.replace_all_uses_except(old, scaled.owner.operation)
+    with loop.location, ir.InsertionPoint(loop):
+        index = ir.IndexType.get()
+        loop.operands[0] = arith.ConstantOp(index, 0).result
+        loop.operands[1] = arith.ConstantOp(index, trips).result
+        loop.operands[2] = arith.ConstantOp(index, 1).result
+
+
+def flatten(op):
+    """One normalised loop over the tiles of `op`'s nest (upstream
+    `loop.coalesce`, which normalises the loops it merges, for nests of two
+    loops or more), or None when untiled."""
+    loops = tile_loops(op)
+    if not loops:
+        return None
+    if len(loops) == 1:
+        normalise(loops[0])
+        return loops[0]
+    root = loops[0]
+    root.attributes[TARGET_ATTR] = ir.UnitAttr.get()
+    function = enclosing_function(root)
+    _apply(function,
+           "    %flat = transform.loop.coalesce %target : (!transform.any_op) -> !transform.any_op\n"
+           f"    transform.annotate %flat \"{TILE_LOOP_ATTR}\" : !transform.any_op\n")
+    loop = op.operation.parent
+    if TARGET_ATTR in loop.attributes:
+        del loop.attributes[TARGET_ATTR]
+    return loop
+
+
+class Iteration:
+    """Values of the tile loop's body computed for another iteration: the ops
+    computing them from the induction variable are cloned at the current
+    insertion point with the induction variable replaced by `t`."""
+
+    def __init__(self, loop, t):
+        self.body = loop.regions[0].blocks[0] if loop is not None else None
+        self.iv = self.body.arguments[0] if loop is not None else None
+        self.t = t
+        self.clones = {}
+
+    def value(self, value):
+        if isinstance(value, int) or self.body is None or self.t == self.iv:
+            return value
+        if value == self.iv:
+            return self.t
+        if not isinstance(value, ir.OpResult) or value.owner.operation.block != self.body:
+            return value      # defined outside the loop: the same at every iteration
+        owner = value.owner
+        key = owner.operation
+        if key not in self.clones:
+            operands = [self.value(operand) for operand in owner.operands]
+            clone = owner.clone()
+            for number, operand in enumerate(operands):
+                clone.operands[number] = operand
+            self.clones[key] = clone
+        return self.clones[key].results[value.result_number]

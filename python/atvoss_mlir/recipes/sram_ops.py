@@ -1,0 +1,122 @@
+"""What the rewrite patterns of `npu-convert-linalg-to-npu` read from a linalg
+op on SRAM tiles: its views and their sizes, the initial value written into
+its output tile (an op marked `npu.init`), its activation epilogue, and
+scratch SRAM buffers placed around its tile loop."""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import memref
+
+from ..dialects import npu
+from .problem import ACTIVATION_ATTR, INIT_ATTR, constant_value, tile_nest_root
+from .tile_ir import DYNAMIC, mixed, subview
+
+
+def in_sram(value: ir.Value) -> bool:
+    if not isinstance(value.type, ir.MemRefType):
+        return False
+    space = ir.MemRefType(value.type).memory_space
+    return space is not None and ir.IntegerAttr(space).value == 1
+
+
+def view_sizes(view: ir.Value) -> list:
+    """The view's sizes: ints where static, memref.dim values otherwise."""
+    shape = ir.MemRefType(view.type).shape
+    return [size if size != DYNAMIC else memref.dim(view, index_constant(axis))
+            for axis, size in enumerate(shape)]
+
+
+def index_constant(value: int) -> ir.Value:
+    from mlir.dialects import arith
+    return arith.ConstantOp(ir.IndexType.get(), value).result
+
+
+def full_rank_view(view: ir.Value) -> ir.Value:
+    """A rank-reducing subview of an SRAM buffer, without the dropped unit dims."""
+    owner = view.owner if isinstance(view, ir.OpResult) else None
+    if owner is None or owner.name != "memref.subview":
+        return view
+    source = owner.operands[0]
+    source_rank = ir.MemRefType(source.type).rank
+    if source_rank == ir.MemRefType(view.type).rank:
+        return view
+    return subview(source, mixed(owner, "offsets"), mixed(owner, "sizes"))
+
+
+def sram_buffer(view: ir.Value) -> ir.Value:
+    """The SRAM buffer a view is a view of (through subviews and casts)."""
+    while isinstance(view, ir.OpResult) and view.owner.name in ("memref.subview", "memref.cast"):
+        view = view.owner.operands[0]
+    return view
+
+
+def strip_casts(value: ir.Value) -> ir.Value:
+    while isinstance(value, ir.OpResult) and value.owner.name == "memref.cast":
+        value = value.owner.operands[0]
+    return value
+
+
+def initial_value(op, out: ir.Value):
+    """The op marked INIT_ATTR that writes the output tile `out` right before
+    `op`: the nearest op of its block touching the tile (variants of one step
+    share the tile's view, so only the block's own ops count)."""
+    tile = strip_casts(out)
+    found = None
+    for sibling in op.operation.block.operations:
+        sibling = sibling.operation
+        if sibling == op.operation:
+            return found
+        if any(strip_casts(operand) == tile for operand in sibling.operands):
+            found = sibling if INIT_ATTR in sibling.attributes else None
+    return found
+
+
+def fill_constant(fill) -> float:
+    return float(constant_value(fill.operands[0]))
+
+
+def accumulation_start(op, out: ir.Value, rewriter) -> bool:
+    """Whether a matrix op adds to its output tile: not when the tile's initial
+    value is a zero fill (the array's own start, so the fill goes); a non-zero
+    fill is kept as npu.fill."""
+    init = initial_value(op, out)
+    if init is None:
+        return True
+    value = fill_constant(init)
+    if value != 0.0:
+        npu.FillOp(out, value)
+    rewriter.erase_op(init)
+    return value != 0.0
+
+
+def epilogue(op) -> tuple:
+    """(activation, clip_min, clip_max) of the op's `npu.activation` epilogue."""
+    attributes = op.operation.attributes
+    if ACTIVATION_ATTR not in attributes:
+        return "none", None, None
+    clip = [ir.FloatAttr(attributes[name]).value if name in attributes else None
+            for name in ("npu.clip_min", "npu.clip_max")]
+    return ir.StringAttr(attributes[ACTIVATION_ATTR]).value, clip[0], clip[1]
+
+
+def scratch(op, shape: list[int], element_type, fill: float | None = None) -> ir.Value:
+    """An SRAM buffer live around the tile loop of `op`: allocated (and filled
+    with `fill`) before the loop, released with the loop's own buffers after it."""
+    root = tile_nest_root(op.operation)
+    with ir.InsertionPoint(root):
+        buffer = npu.AllocOp(npu.sram_memref(shape, element_type)).result
+        if fill is not None:
+            npu.FillOp(buffer, fill)
+    release = None
+    following = False
+    for sibling in root.block.operations:
+        if sibling.operation == root:
+            following = True
+        elif following and sibling.name == "npu.dealloc":
+            release = sibling
+            break
+    point = ir.InsertionPoint(release) if release is not None else ir.InsertionPoint.after(root)
+    with point:
+        npu.DeallocOp(buffer)
+    return buffer

@@ -1,0 +1,199 @@
+"""Translate the body of an elementwise linalg op into vector-unit steps.
+
+A step is a typed record: `BinaryStep` (npu.elementwise), `ActivationStep`
+(npu.activation, including the relu and clip that `max`/`min` with constants
+fuse into) and `CopyStep` (the input itself, broadcast over the tile). Step
+operands are `Ref`s: an input of the op, the result of an earlier step, or a
+scalar constant.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from mlir import ir
+
+from .problem import Unsupported, constant_value
+
+# Per-element binary ops of linalg.generic bodies and named elementwise ops.
+BINARY_KINDS = {"arith.addf": "add", "arith.addi": "add", "arith.subf": "sub",
+                "arith.subi": "sub", "arith.mulf": "mul", "arith.muli": "mul",
+                "arith.maximumf": "max", "arith.maxnumf": "max", "arith.maxsi": "max",
+                "arith.minimumf": "min", "arith.minnumf": "min", "arith.minsi": "min"}
+COMMUTATIVE = {"add", "mul", "max", "min"}
+
+
+class Ref(NamedTuple):
+    source: str          # "in" (input i of the op), "tmp" (result of step i), "const"
+    value: int | float   # the input or step number, or the constant
+
+
+@dataclass
+class BinaryStep:
+    kind: str            # add, sub, mul, max, min
+    lhs: Ref
+    rhs: Ref
+    result: Ref
+
+
+@dataclass
+class ActivationStep:
+    kind: str            # relu, clip, sigmoid, gelu, tanh
+    source: Ref
+    result: Ref
+    clip_min: float | None = None
+    clip_max: float | None = None
+
+
+@dataclass
+class CopyStep:
+    source: Ref
+
+
+def expression(value: ir.Value, block: ir.Block):
+    """The expression tree computing `value` in a one-input linalg body: "x" for
+    the input, a float for a scalar constant, (op name, operands...) for an op
+    of the body, operands of commutative ops sorted; None when it reads
+    anything else."""
+    if value == block.arguments[0]:
+        return "x"
+    constant = constant_value(value)
+    if constant is not None:
+        return float(constant)
+    if not isinstance(value, ir.OpResult) or value.owner.parent != block.owner:
+        return None
+    operands = [expression(operand, block) for operand in value.owner.operands]
+    if any(operand is None for operand in operands):
+        return None
+    if value.owner.name in ("arith.addf", "arith.mulf"):
+        operands.sort(key=repr)
+    return (value.owner.name, *operands)
+
+
+# Bodies the vector unit runs as one activation, as the ONNX importer writes
+# them. Not the tanh form of Gelu: the vector unit's gelu is the exact one.
+ACTIVATION_BODIES = [
+    ("sigmoid", ("arith.divf", 1.0, ("arith.addf", 1.0, ("math.exp", ("arith.negf", "x"))))),
+    ("gelu", ("arith.mulf", ("arith.mulf", 0.5, "x"),
+              ("arith.addf", 1.0, ("math.erf", ("arith.mulf", "x", 1.0 / math.sqrt(2.0)))))),
+    ("tanh", ("math.tanh", "x")),
+]
+FLOAT_TYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+
+
+def in_type(tree, float_type):
+    """`tree` with its constants rounded to the body's float type, as `expression` sees them."""
+    if isinstance(tree, float):
+        return float(float_type(tree))
+    if not isinstance(tree, tuple):
+        return tree
+    operands = [in_type(operand, float_type) for operand in tree[1:]]
+    if tree[0] in ("arith.addf", "arith.mulf"):
+        operands.sort(key=repr)
+    return (tree[0], *operands)
+
+
+def body_activation(block: ir.Block) -> str | None:
+    """The activation a one-input linalg.generic body computes, if it is one of
+    ACTIVATION_BODIES."""
+    yielded = list(block.operations)[-1].operands
+    float_type = FLOAT_TYPES.get(str(block.arguments[0].type))
+    if len(yielded) != 1 or float_type is None:
+        return None
+    found = expression(yielded[0], block)
+    return next((kind for kind, tree in ACTIVATION_BODIES if in_type(tree, float_type) == found),
+                None)
+
+
+def body_program(block: ir.Block, n_inputs: int) -> list:
+    """The vector-unit steps computing a linalg.generic body."""
+    names: dict = {}
+    for i, argument in enumerate(block.arguments):
+        if i < n_inputs:
+            names[argument] = Ref("in", i)
+    if n_inputs == 1:
+        kind = body_activation(block)
+        if kind is not None:
+            return [ActivationStep(kind, Ref("in", 0), Ref("tmp", 0))]
+    steps = []
+    operations = list(block.operations)
+    for op in operations[:-1]:
+        name = op.name
+        if name == "arith.constant":
+            value = constant_value(op.results[0])
+            if value is None:
+                raise Unsupported("a non-scalar constant in the body")
+            names[op.results[0]] = Ref("const", float(value))
+            continue
+        if name not in BINARY_KINDS:
+            raise Unsupported(f"'{name}' in the body has no vector-unit instruction")
+        operands = []
+        for value in op.operands:
+            if value not in names and constant_value(value) is not None:
+                names[value] = Ref("const", float(constant_value(value)))
+            if value not in names:
+                raise Unsupported("the body reads the output's old value or a value "
+                                  "defined outside it")
+            operands.append(names[value])
+        kind = BINARY_KINDS[name]
+        result = Ref("tmp", len(steps))
+        lhs, rhs = operands
+        if lhs.source == "const" and rhs.source == "const":
+            raise Unsupported("a constant-only expression in the body")
+        if lhs.source == "const":
+            if kind not in COMMUTATIVE:
+                raise Unsupported(f"'{name}' with a constant left operand")
+            lhs, rhs = rhs, lhs
+        steps.append(BinaryStep(kind, lhs, rhs, result))
+        names[op.results[0]] = result
+    yielded = operations[-1].operands
+    if len(yielded) != 1 or yielded[0] not in names or names[yielded[0]].source == "const":
+        raise Unsupported("the body must yield one computed value")
+    if names[yielded[0]].source == "in" and not steps:
+        steps.append(CopyStep(names[yielded[0]]))
+    elif names[yielded[0]] != Ref("tmp", len(steps) - 1):
+        raise Unsupported("the body's result is not its last operation")
+    return fuse_activations(steps)
+
+
+def is_binary(step, kind: str) -> bool:
+    return isinstance(step, BinaryStep) and step.kind == kind
+
+
+def fuse_activations(steps: list) -> list:
+    """max(x, 0) -> relu; min(max(x, lo), hi) -> clip (vector-unit activations)."""
+    fused = []
+    for step in steps:
+        if is_binary(step, "max") and step.rhs == Ref("const", 0.0):
+            fused.append(ActivationStep("relu", step.lhs, step.result))
+            continue
+        previous = fused[-1] if fused else None
+        min_by_constant = is_binary(step, "min") and step.rhs.source == "const"
+        if min_by_constant and is_binary(previous, "max") and previous.rhs.source == "const" \
+                and step.lhs == previous.result and previous.rhs.value <= step.rhs.value:
+            fused[-1] = ActivationStep("clip", previous.lhs, step.result, previous.rhs.value,
+                                       step.rhs.value)
+            continue
+        if min_by_constant and isinstance(previous, ActivationStep) and previous.kind == "relu" \
+                and step.lhs == previous.result and step.rhs.value >= 0:
+            fused[-1] = ActivationStep("clip", previous.source, step.result, 0.0, step.rhs.value)
+            continue
+        fused.append(step)
+    # Renumber temporaries: each step's result is Ref("tmp", index of the step).
+    mapping = {}
+
+    def rename(ref):
+        return mapping.get(ref, ref)
+    for number, step in enumerate(fused):
+        if isinstance(step, BinaryStep):
+            step.lhs, step.rhs = rename(step.lhs), rename(step.rhs)
+        elif isinstance(step, ActivationStep):
+            step.source = rename(step.source)
+        else:
+            continue
+        mapping[step.result] = Ref("tmp", number)
+        step.result = Ref("tmp", number)
+    return fused
