@@ -2,7 +2,7 @@
 cycle/SRAM model of the machine described by an `NpuTarget`.
 
     from atvoss_mlir.sim import simulate
-    result = simulate(text, [a, b], target="npu -dataflow=os")
+    result = simulate(text, [a, b], target="npu -dataflow=os")   # text, bytecode or ir.Module
     result.outputs, result.report["total_cycles"]
 
 Inputs and outputs: the entry's memref arguments are DRAM buffers (SRAM ones,
@@ -32,7 +32,8 @@ from .ops_linalg import needs_generalizing
 from .report import build_report, chrome_trace, format_table, to_json
 from .ops_builtin import float_rounder
 from .ops_memref import memory_space
-from .values import DRAM, SRAM, Buffer, MemRef, identity_strides, numpy_dtype
+from .values import (DRAM, SRAM, Buffer, MemRef, identity_strides, numpy_dtype,
+                     unsupported_element)
 
 __all__ = ["simulate", "SimResult", "random_inputs", "DiagnosticError"]
 
@@ -61,12 +62,13 @@ class SimResult:
         return chrome_trace(self.trace_events, self.engines, self.target)
 
 
-def _parse(module_or_text):
-    if isinstance(module_or_text, ir.Module):
-        return module_or_text
+def _parse(program):
+    """A module from an ir.Module, MLIR text or MLIR bytecode (bytes)."""
+    if isinstance(program, ir.Module):
+        return program
+    from atvoss_mlir.artifact import parse_program
     from atvoss_mlir.context import make_context
-    from atvoss_mlir.parse_guard import parse_module
-    return parse_module(module_or_text, make_context())
+    return parse_program(program, make_context())
 
 
 def _ops_to_generalize(module: ir.Module) -> list:
@@ -157,8 +159,8 @@ def _random_value(func, index: int, type_: ir.Type, rng):
         raise error_at(func.location, f"argument #{index} has a dynamic shape: give an input")
     dtype = numpy_dtype(memref.element_type)
     if dtype is None:
-        raise error_at(func.location, f"argument #{index}: element type "
-                       f"{memref.element_type} is not supported")
+        raise error_at(func.location, f"argument #{index}: "
+                       f"{unsupported_element(memref.element_type)}")
     shape = list(memref.shape)
     if dtype.kind == "f":
         return rng.uniform(-1.0, 1.0, shape).astype(dtype)
@@ -181,8 +183,8 @@ def _argument(func, index: int, type_: ir.Type, value, machine: Machine, info: O
         return float_rounder(type_)(float(value))
     dtype = numpy_dtype(type_.element_type)
     if dtype is None:
-        raise error_at(func.location, f"argument #{index}: element type "
-                       f"{type_.element_type} is not supported")
+        raise error_at(func.location, f"argument #{index}: "
+                       f"{unsupported_element(type_.element_type)}")
     dynamic = ir.ShapedType.get_dynamic_size()
     if value is None:  # timing-only without inputs: shapes suffice
         if not type_.has_static_shape:
@@ -266,6 +268,8 @@ def simulate(module_or_text, inputs=None, target: NpuTarget | str | None = DEFAU
     memref_args = [a for a in args if isinstance(a, MemRef)]
     masks = [a.buffer.touched for a in memref_args if a.buffer.touched is not None]
     compulsory = sum(int(np.count_nonzero(m & 1)) for m in masks)
+    # Constants (memref.global: the weights) are read from DRAM at least once.
+    compulsory += sum(int(np.count_nonzero(b.touched & 1)) for b in machine.dram_globals)
     if results:
         compulsory += sum(r.nbytes for r in results if isinstance(r, MemRef))
         finals = results

@@ -3,9 +3,12 @@
     atvoss-sim prog.mlir --target='npu -dataflow=os' --inputs in.npz --outputs out.npz \\
                --trace trace.json --report json
 
-Inputs in .npz files are named arg0, arg1, ... (the entry's arguments; missing
-ones are random, drawn with --seed); outputs are written as result0, result1, ...
-Errors print as `file:line:col: error: ...` and exit with status 1.
+The program is MLIR text or bytecode (`atvoss compile -o model.mlirbc`). A program
+compiled by `atvoss compile` records its target, used when --target is not given;
+a different --target is an error. Inputs in .npz files are named arg0, arg1, ...
+(the entry's arguments), or by the model's input names when the program records
+them; missing ones are random, drawn with --seed. Outputs are written as result0,
+result1, ... Errors print as `file:line:col: error: ...` and exit with status 1.
 """
 
 from __future__ import annotations
@@ -28,11 +31,13 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG, description="Simulate an npu program: numerics, cycles, SRAM and hazards.",
         epilog="target options:\n" + NpuTarget.options_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("input", help="the program (.mlir), '-' for standard input")
+    parser.add_argument("input", help="the program (.mlir text or .mlirbc bytecode), '-' for "
+                        "standard input")
     parser.add_argument("--target", default=None, help="target string, e.g. 'npu -dataflow=os'")
     parser.add_argument("--entry", default="main", help="function to run (default: main, or "
                         "the only function)")
-    parser.add_argument("--inputs", help=".npz with arrays arg0, arg1, ...")
+    parser.add_argument("--inputs", help=".npz with arrays arg0, arg1, ... (or the recorded "
+                        "input names)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     parser.add_argument("--outputs", help="write the outputs to this .npz (result0, ...)")
     parser.add_argument("--trace", help="write a Chrome trace (Perfetto) to this file")
@@ -48,22 +53,39 @@ def _fail(message: str) -> int:
     return 1
 
 
+def _print_diagnostics(failure: DiagnosticError, filename: str) -> int:
+    for diagnostic in failure.diagnostics:
+        print(diagnostic.format(default_file=filename), file=sys.stderr)
+    return 1
+
+
 def run(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from . import simulate  # after argument parsing: `--help` stays fast
+    # After argument parsing: `--help` stays fast.
+    from atvoss_mlir.artifact import parse_program, read_metadata, resolve_target
+    from atvoss_mlir.context import make_context
+    from . import simulate
 
     filename = "<stdin>" if args.input == "-" else args.input
     try:
-        target = parse_target(args.target)
+        requested = parse_target(args.target) if args.target is not None else None
     except TargetError as failure:
         return _fail(f"invalid --target: {failure}")
     try:
-        text = sys.stdin.read() if args.input == "-" else open(args.input).read()
+        if args.input == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(args.input, "rb") as stream:
+                data = stream.read()
     except OSError as failure:
         return _fail(f"cannot read '{args.input}': {failure.strerror}")
-    except UnicodeDecodeError:
-        print(f"{filename}:1:1: error: cannot read the program: not UTF-8 text", file=sys.stderr)
-        return 1
+    try:
+        module = parse_program(data, make_context(), filename)
+        metadata = read_metadata(module, filename)
+        target = resolve_target(metadata, requested)
+    except DiagnosticError as failure:
+        return _print_diagnostics(failure, filename)
+    del data
     inputs = None
     if args.inputs:
         try:
@@ -71,18 +93,19 @@ def run(argv: list[str] | None = None) -> int:
                 inputs = {key: archive[key] for key in archive.files}
         except Exception as failure:  # noqa: BLE001 - any unreadable archive
             return _fail(f"cannot read inputs '{args.inputs}': {failure}")
+        by_name = {name: f"arg{i}" for i, name in enumerate(metadata.input_names or [])}
+        inputs = {by_name.get(key, key): value for key, value in inputs.items()}
         unknown = [k for k in inputs if not (k.startswith("arg") and k[3:].isdigit())]
         if unknown:
+            names = ", ".join(metadata.input_names or [])
             return _fail(f"inputs '{args.inputs}' holds {', '.join(unknown)}; "
-                         "expected arg0, arg1, ...")
+                         f"expected arg0, arg1, ...{f' or {names}' if names else ''}")
     try:
-        result = simulate(text, inputs, target=target, entry=args.entry,
+        result = simulate(module, inputs, target=target, entry=args.entry,
                           timing_only=args.timing_only, seed=args.seed,
                           trace=bool(args.trace), filename=filename)
     except DiagnosticError as failure:
-        for diagnostic in failure.diagnostics:
-            print(diagnostic.format(default_file=filename), file=sys.stderr)
-        return 1
+        return _print_diagnostics(failure, filename)
 
     from .numeric_safety import warning_lines
     for line in warning_lines(result.report["numerics"]):

@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from atvoss_mlir.machine_model import element_bytes
+
 KINDS = ("drop_wait", "wait_after_use", "token_swap", "sram_offset", "sram_budget",
          "dma_extent", "store_reorder")
 
@@ -36,7 +38,6 @@ _NPU_OP = re.compile(r'^\s*(?:(%[\w.$-]+) = )?"npu\.(\w+)"\(([^)]*)\)')
 _VIEW = re.compile(r"^\s*(%[\w.$-]+) = (memref\.\w+|arith\.select) (.*)$")
 _ALLOC = re.compile(r'^\s*(%[\w.$-]+) = "npu\.alloc"\(\) \{offset = (\d+) : i64\} : '
                     r'\(\) -> memref<([^>]*)>')
-_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
 # Which operand a compute op writes.
 _OUTPUT = {"matmul": 2, "conv2d": 2, "depthwise_conv2d": 2, "elementwise": 2, "activation": 1,
            "pool2d": 1, "transpose": 1, "im2col": 1, "requantize": 1, "fill": 0}
@@ -138,7 +139,7 @@ def _memref_bytes(spec: str) -> int:
     count = 1
     for p in parts[:-1]:
         count *= int(p)
-    return count * _BYTES.get(parts[-1].strip(), 4)
+    return count * (element_bytes(parts[-1].strip()) or 4)
 
 
 def _waits(p: Program):

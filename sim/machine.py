@@ -11,7 +11,20 @@ depends on); it then occupies its engine for its cycles.
 
 Engines: `dma0` .. `dma{N-1}` (the `channel` of a DMA op), `matrix` (matmul,
 conv2d), `vector` (everything else the NPU computes) and `fallback` (linalg
-ops and memref copies left on DRAM). Scalar and loop bookkeeping cost 0.
+ops and memref copies left on DRAM). Scalar and loop bookkeeping cost 0. The
+cycles of every op come from atvoss_mlir.machine_model, the functions the
+compiler's cost model calls.
+
+DRAM is shared: `-dram-bytes-per-cycle` is the bandwidth of all channels
+together. A DMA first spends its setup cycles on its channel alone (setups of
+several channels overlap), then its transfer (its bursts at the full
+bandwidth) is booked on one DRAM timeline (machine_model.SharedDram): in the
+earliest gap, at or after the end of its setup, that no other transfer holds.
+The channel stays busy until the transfer ends; the time spent waiting for
+DRAM is `dram_wait_cycles` in the report. Two DMAs on two channels issued
+together thus finish after setup + (bytes of both) / bandwidth, as on the
+hardware, rather than each at the whole bandwidth. The fallback engine's DRAM
+accesses are not booked: its scalar rate is far below the bandwidth.
 
 Ordering and hazards (what the hardware interlocks, and what it does not)
 -----------------------------------------------------------------------
@@ -49,6 +62,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from atvoss_mlir.diagnostics import error_at, source_position
+from atvoss_mlir.machine_model import SharedDram, first_fit
 
 import numpy as np
 
@@ -132,6 +146,10 @@ class Machine:
     dram_read_bytes: int = 0
     dram_write_bytes: int = 0
     macs: int = 0
+    int8_macs: int = 0  # of `macs`, those on int8 operands
+    dram: SharedDram = field(default_factory=SharedDram)
+    dram_wait_cycles: int = 0  # DMAs waiting for DRAM that other channels' transfers hold
+    dram_globals: list = field(default_factory=list)  # DRAM buffers of memref.globals read
     numeric_events: NumericEvents = field(default_factory=NumericEvents)
 
     def __post_init__(self):
@@ -178,8 +196,13 @@ class Machine:
 
     # -- issuing ops -------------------------------------------------------------
     def run(self, info: OpInfo, engine: str, cycles: int, reads=(), writes=(), macs: int = 0,
-            dram_read: int = 0, dram_write: int = 0, dma: bool = False):
-        """Issue one op; returns its Token for DMAs, its finish time otherwise."""
+            dram_read: int = 0, dram_write: int = 0, dma: bool = False, transfer: int = 0,
+            int8: bool = False):
+        """Issue one op; returns its Token for DMAs, its finish time otherwise.
+
+        `cycles` occupy the op's engine alone; a DMA's `transfer` cycles then
+        occupy the shared DRAM as well (booked on `self.dram`). `int8`: the
+        MACs are int8 ones (the roofline's peak for them is higher)."""
         ranges = []
         touches = self.touches
         for memref in reads:
@@ -228,8 +251,12 @@ class Machine:
                                                                     start))
                         start = a[5]  # compute units scoreboard each other
         finish = start + cycles
+        if transfer:
+            transfer_start = self.dram.book(finish, transfer, self.issue_time)
+            self.dram_wait_cycles += transfer_start - finish
+            finish = transfer_start + transfer
         self.engine_free[engine] = finish
-        self.engine_busy[engine] += cycles
+        self.engine_busy[engine] += finish - start
         result_token = Token(finish, info, engine) if dma else None
         for key, low, high, write in ranges:
             accesses.append((key, low, high, write, engine, finish, info, result_token))
@@ -239,10 +266,12 @@ class Machine:
             self.ops[id(info)] = info
             info.engine = engine
         info.count += 1
-        info.cycles += cycles
+        info.cycles += cycles + transfer
         if macs:
             info.macs += macs
             self.macs += macs
+            if int8:
+                self.int8_macs += macs
         if dram_read:
             info.dram_read += dram_read
             self.dram_read_bytes += dram_read
@@ -315,11 +344,7 @@ class Machine:
                         f"[{other.address}, {other.address + other.nbytes}) allocated at {where}")
             address = offset
         else:
-            address = 0
-            for other in live:
-                if address + nbytes <= other.address:
-                    break
-                address = max(address, -(-(other.address + other.nbytes) // align) * align)
+            address = first_fit([(b.address, b.nbytes) for b in live], nbytes, align)
             if address + nbytes > capacity:
                 raise info.error(f"no room for a buffer of {nbytes} B: {self.sram_live_bytes} B "
                                  f"of the {capacity} B SRAM are live")

@@ -20,7 +20,9 @@ import math
 import numpy as np
 from mlir import ir
 
-from . import costs, numerics
+from atvoss_mlir import machine_model
+
+from . import numerics
 from .interpreter import HANDLERS, impl
 from .ops_builtin import affine_map_fn
 from .ops_memref import dram_bytes
@@ -68,7 +70,7 @@ def linalg_matmul(t, op, info):
         (m, k), n = lhs.shape, rhs.shape[1]
         if rhs.shape[0] != k or out.shape != (m, n):
             raise ValueError(f"shapes {lhs.shape} x {rhs.shape} -> {out.shape} do not agree")
-        _issue(t, info, costs.fallback_cycles(m * n, k, target), [lhs, rhs, out], [out],
+        _issue(t, info, machine_model.fallback_cycles(m * n, k, target), [lhs, rhs, out], [out],
                macs=m * n * k)
         if t.numerics:
             acc = numerics.accumulator_dtype(out.dtype)
@@ -84,7 +86,7 @@ def linalg_fill(t, op, info):
 
     def run(regs):
         out = regs[o]
-        _issue(t, info, costs.fallback_cycles(out.size, 1, target), [], [out])
+        _issue(t, info, machine_model.fallback_cycles(out.size, 1, target), [], [out])
         if t.numerics:
             numerics.store(out.array(), np.asarray(regs[v]))
     return run
@@ -99,7 +101,7 @@ def linalg_copy(t, op, info):
         src, out = regs[a], regs[o]
         if src.shape != out.shape:
             raise ValueError(f"source shape {src.shape} differs from {out.shape}")
-        _issue(t, info, costs.fallback_cycles(out.size, 1, target), [src], [out])
+        _issue(t, info, machine_model.fallback_cycles(out.size, 1, target), [src], [out])
         if t.numerics:
             numerics.store(out.array(), src.array())
     return run
@@ -115,7 +117,7 @@ def linalg_transpose(t, op, info):
         src, out = regs[a], regs[o]
         if out.shape != tuple(src.shape[p] for p in permutation):
             raise ValueError(f"{out.shape} is not {src.shape} permuted by {permutation}")
-        _issue(t, info, costs.fallback_cycles(out.size, 1, target), [src], [out])
+        _issue(t, info, machine_model.fallback_cycles(out.size, 1, target), [src], [out])
         if t.numerics:
             out.array()[...] = np.transpose(src.array(), permutation)
     return run
@@ -308,7 +310,7 @@ def linalg_generic(t, op, info):
         memrefs = [v for v in operands if hasattr(v, "buffer")]
         outputs = operands[n_in:]
         macs = points if (reduction and has_mul) else 0
-        _issue(t, info, costs.fallback_cycles(points, n_ops, target), memrefs, outputs, macs)
+        _issue(t, info, machine_model.fallback_cycles(points, n_ops, target), memrefs, outputs, macs)
         if not t.numerics:
             return
         arrays = [v.array() if hasattr(v, "buffer") else v for v in operands]

@@ -12,9 +12,11 @@ from __future__ import annotations
 import numpy as np
 from mlir import ir
 
+from atvoss_mlir import machine_model
+
 from .interpreter import impl
-from .values import DRAM, SRAM, Buffer, MemRef, identity_strides, numpy_dtype, written_mask
-from . import costs
+from .values import (DRAM, SRAM, Buffer, MemRef, identity_strides, numpy_dtype,
+                     unsupported_element, written_mask)
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 
@@ -23,7 +25,7 @@ def memref_dtype(info, type_: ir.Type) -> np.dtype:
     element = ir.MemRefType(type_).element_type
     dtype = numpy_dtype(element)
     if dtype is None:
-        raise info.error(f"element type {element} is not supported")
+        raise info.error(unsupported_element(element))
     return dtype
 
 
@@ -294,7 +296,7 @@ def memref_copy(t, op, info):
             raise ValueError(f"source shape {src.shape} differs from target shape {dst.shape}")
         src.check_bounds("source")
         dst.check_bounds("target")
-        machine.run(info, "fallback", costs.fallback_cycles(src.size, 1, target), [src], [dst],
+        machine.run(info, "fallback", machine_model.fallback_cycles(src.size, 1, target), [src], [dst],
                     dram_read=dram_bytes(src), dram_write=dram_bytes(dst))
         if t.numerics:
             dst.array()[...] = src.array()
@@ -350,6 +352,9 @@ def memref_get_global(t, op, info):
         if not made:  # one buffer per global, made on first use
             nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
             buffer = Buffer(nbytes, DRAM, name, info, t.numerics)
+            # The bytes read are compulsory DRAM traffic (the weights), as for arguments.
+            buffer.touched = np.zeros(nbytes, np.uint8)
+            t.machine.dram_globals.append(buffer)
             memref = MemRef(buffer, dtype, shape, identity_strides(shape))
             if t.numerics and isinstance(initial, ir.DenseElementsAttr):
                 memref.array()[...] = dense_to_numpy(initial, dtype, shape)

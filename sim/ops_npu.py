@@ -10,7 +10,9 @@ from __future__ import annotations
 import numpy as np
 from mlir import ir
 
-from . import costs, numerics
+from atvoss_mlir import machine_model
+
+from . import numerics
 from .interpreter import impl
 from .machine import Token
 from .ops_memref import allocate, memref_dtype, memory_space
@@ -86,8 +88,8 @@ def _dma(t, op, info, load: bool):
     machine, target = t.machine, t.target
     engine = machine.dma_engine(info, channel)
     src_space, dst_space = (DRAM, SRAM) if load else (SRAM, DRAM)
-    cycles_of = {}  # (shape, strides, itemsize, first byte mod burst) -> cycles
-    burst = target.dma_burst_bytes
+    transfer_of = {}  # (shape, strides, itemsize, first byte mod burst) -> transfer cycles
+    burst, setup = target.dma_burst_bytes, target.dma_setup_cycles
     issue = machine.run
 
     def run(regs):
@@ -107,14 +109,16 @@ def _dma(t, op, info, load: bool):
         dram = src if load else dst
         key = (dram.shape, dram.strides, dram.dtype.itemsize,
                (dram.buffer.address + dram.start_byte) % burst)
-        cycles = cycles_of.get(key)
-        if cycles is None:
-            cycles = cycles_of[key] = costs.dma_cycles(dram, target)
+        transfer = transfer_of.get(key)
+        if transfer is None:
+            transfer = transfer_of[key] = machine_model.dma_transfer_cycles(*key, target)
         nbytes = dram.nbytes
         if load:
-            token = issue(info, engine, cycles, (src,), (dst,), dram_read=nbytes, dma=True)
+            token = issue(info, engine, setup, (src,), (dst,), dram_read=nbytes, dma=True,
+                          transfer=transfer)
         else:
-            token = issue(info, engine, cycles, (src,), (dst,), dram_write=nbytes, dma=True)
+            token = issue(info, engine, setup, (src,), (dst,), dram_write=nbytes, dma=True,
+                          transfer=transfer)
         if t.numerics:
             dst.array()[...] = src.array()
         regs[r] = token
@@ -199,13 +203,13 @@ def npu_matmul(t, op, info):
         key = (m, n, k, lhs.dtype == np.int8)
         cycles = cycles_of.get(key)
         if cycles is None:
-            cycles = cycles_of[key] = costs.gemm_cycles(m, n, k, target, key[3])[0]
+            cycles = cycles_of[key] = machine_model.gemm_cycles(m, n, k, target, key[3])
         reads = [lhs, rhs]
         if accumulate:
             reads.append(out)
         if bias is not None:
             reads.append(bias)
-        machine.run(info, "matrix", cycles, reads, (out,), macs=m * n * k)
+        machine.run(info, "matrix", cycles, reads, (out,), macs=m * n * k, int8=key[3])
         if t.numerics:
             acc = numerics.accumulator_dtype(lhs.dtype)
             product = np.matmul(lhs.array().astype(acc), rhs.array().astype(acc))
@@ -244,9 +248,10 @@ def npu_conv2d(t, op, info):
                                 strides, dilations)
         kh, kw, c, f = w.shape
         m, k = x.shape[0] * oh * ow, kh * kw * c
-        cycles, _ = costs.gemm_cycles(m, f, k, target, x.dtype == np.int8)
+        int8 = x.dtype == np.int8
+        cycles = machine_model.gemm_cycles(m, f, k, target, int8)
         reads = [x, w] + ([out] if accumulate else []) + ([bias] if bias else [])
-        machine.run(info, "matrix", cycles, reads, [out], macs=m * f * k)
+        machine.run(info, "matrix", cycles, reads, [out], macs=m * f * k, int8=int8)
         if t.numerics:
             acc = numerics.accumulator_dtype(x.dtype)
             result = numerics.conv2d(x.array(), w.array(), oh, ow, strides, dilations, acc)
@@ -270,8 +275,9 @@ def npu_depthwise_conv2d(t, op, info):
                                 strides, dilations)
         kh, kw, c = w.shape
         taps = kh * kw
-        machine.run(info, "vector", costs.vector_cycles(out.size, target, taps),
-                    [x, w] + ([bias] if bias else []), [out], macs=out.size * taps)
+        machine.run(info, "vector", machine_model.vector_cycles(out.size, target, taps),
+                    [x, w] + ([bias] if bias else []), [out], macs=out.size * taps,
+                    int8=x.dtype == np.int8)
         if t.numerics:
             acc = numerics.accumulator_dtype(x.dtype)
             result = numerics.depthwise_conv2d(x.array(), w.array(), oh, ow, strides,
@@ -296,7 +302,7 @@ def npu_elementwise(t, op, info):
         if not ok:
             raise _shape_error(info, "operands do not broadcast to the output shape",
                                lhs=lhs, rhs=rhs, output=out)
-        machine.run(info, "vector", costs.vector_cycles(out.size, target), [lhs, rhs], [out])
+        machine.run(info, "vector", machine_model.vector_cycles(out.size, target), [lhs, rhs], [out])
         if t.numerics:
             acc = numerics.accumulator_dtype(out.dtype)
             _store(t, info, out.array(), fn(lhs.array().astype(acc), rhs.array().astype(acc)),
@@ -315,7 +321,7 @@ def npu_activation(t, op, info):
         _require_sram(info, input=x, output=out)
         if x.shape != out.shape:
             raise _shape_error(info, "input and output shapes differ", input=x, output=out)
-        machine.run(info, "vector", costs.vector_cycles(out.size, target), [x], [out])
+        machine.run(info, "vector", machine_model.vector_cycles(out.size, target), [x], [out])
         if t.numerics:
             _store(t, info, out.array(), numerics.activation(x.array(), *epilogue), (x.array(),))
     return run
@@ -339,7 +345,7 @@ def npu_pool2d(t, op, info):
             raise _shape_error(info, "output shape does not follow from the window and "
                                "strides", input=x, output=out)
         taps = window[0] * window[1]
-        machine.run(info, "vector", costs.vector_cycles(out.size, target, taps), [x], [out])
+        machine.run(info, "vector", machine_model.vector_cycles(out.size, target, taps), [x], [out])
         if t.numerics:
             _store(t, info, out.array(),
                    numerics.pool2d(x.array(), kind, oh, ow, window, strides), (x.array(),))
@@ -359,7 +365,7 @@ def npu_transpose(t, op, info):
                 or out.shape != tuple(x.shape[p] for p in permutation)):
             raise _shape_error(info, f"output is not the input permuted by {list(permutation)}",
                                input=x, output=out)
-        machine.run(info, "vector", costs.vector_cycles(out.size, target), [x], [out])
+        machine.run(info, "vector", machine_model.vector_cycles(out.size, target), [x], [out])
         if t.numerics:
             out.array()[...] = np.transpose(x.array(), permutation)
     return run
@@ -383,7 +389,7 @@ def npu_im2col(t, op, info):
         if not ok:
             raise _shape_error(info, "output is not N*OH*OW x KH*KW*C for this window",
                                input=x, output=out)
-        machine.run(info, "vector", costs.vector_cycles(out.size, target), [x], [out])
+        machine.run(info, "vector", machine_model.vector_cycles(out.size, target), [x], [out])
         if t.numerics:
             out.array()[...] = numerics.im2col(x.array(), oh, ow, window, strides, dilations)
     return run
@@ -398,7 +404,7 @@ def npu_fill(t, op, info):
     def run(regs):
         out = regs[a]
         _require_sram(info, output=out)
-        machine.run(info, "vector", costs.vector_cycles(out.size, target), [], [out])
+        machine.run(info, "vector", machine_model.vector_cycles(out.size, target), [], [out])
         if t.numerics:
             numerics.store(out.array(), np.asarray(value))
     return run
@@ -416,7 +422,7 @@ def npu_requantize(t, op, info):
         if x.shape != out.shape or x.dtype != np.int32 or out.dtype != np.int8:
             raise _shape_error(info, "expects an i32 input and an i8 output of one shape",
                                input=x, output=out)
-        machine.run(info, "vector", costs.vector_cycles(out.size, target), [x], [out])
+        machine.run(info, "vector", machine_model.vector_cycles(out.size, target), [x], [out])
         if t.numerics:
             out.array()[...] = numerics.requantize(x.array(), scale, zero_point)
             machine.numeric_events.check_requantize(info, x.array(), scale, zero_point)

@@ -5,8 +5,9 @@ JSON contract (version 1; keys are stable):
   version, entry, target, timing_only,
   total_cycles, macs, roofline_cycles, roofline_ratio (total / roofline),
   dram_read_bytes, dram_write_bytes,
-  compulsory_dram_bytes (arguments read once + results written once),
+  compulsory_dram_bytes (argument and constant bytes read once + results written once),
   sram_peak_bytes, sram_capacity_bytes, sram_occupancy ([cycle, live bytes] steps),
+  dram_wait_cycles (cycles DMAs waited for DRAM that other channels' transfers held),
   engines: {name: {busy_cycles, utilization}} for matrix, vector, dma0.., fallback,
   ops: [{op, loc, engine, count, cycles, macs, dram_read_bytes, dram_write_bytes}]
        aggregated per source location ("file:line:col"), in order of first issue,
@@ -18,15 +19,15 @@ JSON contract (version 1; keys are stable):
 from __future__ import annotations
 
 import json
-import math
+
+from atvoss_mlir.machine_model import roofline_cycles
 
 REPORT_VERSION = 1
 
 
 def build_report(machine, *, entry: str, total_cycles: int, compulsory_dram_bytes: int) -> dict:
     target = machine.target
-    roofline = max(math.ceil(machine.macs / target.peak_macs_per_cycle),
-                   math.ceil(compulsory_dram_bytes / target.dram_bytes_per_cycle))
+    roofline = roofline_cycles(machine.macs, machine.int8_macs, compulsory_dram_bytes, target)
     engines = {
         name: {"busy_cycles": busy,
                "utilization": round(busy / total_cycles, 6) if total_cycles else 0.0}
@@ -57,6 +58,7 @@ def build_report(machine, *, entry: str, total_cycles: int, compulsory_dram_byte
         "sram_peak_bytes": machine.sram_peak_bytes,
         "sram_capacity_bytes": target.max_sram_bytes,
         "sram_occupancy": machine.sram_occupancy,
+        "dram_wait_cycles": machine.dram_wait_cycles,
         "engines": engines,
         "ops": list(ops.values()),
         "numerics": machine.numeric_events.entries(),

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from atvoss_mlir.machine_model import identity_strides  # noqa: F401 (views use it)
+from atvoss_mlir.machine_model import refused_type_reason
+
 DRAM = 0
 SRAM = 1
 
@@ -26,6 +29,11 @@ _DTYPES = {
 def numpy_dtype(element_type) -> np.dtype | None:
     """The numpy dtype holding an MLIR element type (None if there is none)."""
     return _DTYPES.get(str(element_type))
+
+
+def unsupported_element(element_type) -> str:
+    """Why the simulator cannot hold `element_type` (numpy_dtype gave None)."""
+    return refused_type_reason(element_type) or f"element type {element_type} is not supported"
 
 
 class Buffer:
@@ -163,14 +171,6 @@ def written_mask(memref: MemRef) -> np.ndarray | None:
     item = memref.dtype.itemsize
     return np.ndarray(memref.shape + (item,), np.bool_, buffer=buffer.written,
                       offset=memref.start_byte, strides=tuple(s * item for s in memref.strides) + (1,))
-
-
-def identity_strides(shape) -> tuple[int, ...]:
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return tuple(reversed(strides))
 
 
 def format_view(memref: MemRef) -> str:

@@ -7,3 +7,9 @@ def compile(model, target=None):  # noqa: A001
     """Compile a model for the NPU: see `atvoss_mlir.compiler.compile`."""
     from .compiler import compile as compile_model
     return compile_model(model, target)
+
+
+def load(path, target=None):
+    """A compiled model saved with `CompiledModel.save`: see `atvoss_mlir.compiler.load`."""
+    from .compiler import load as load_model
+    return load_model(path, target)

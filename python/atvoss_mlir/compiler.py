@@ -1,23 +1,26 @@
-"""The compile API: a model (ONNX, or MLIR with linalg on tensors) -> an npu
-program for a target, runnable on the simulator.
+"""The compile API: a model (ONNX, or MLIR with linalg on tensors, as text or
+bytecode) -> an npu program for a target, runnable on the simulator.
 
     import atvoss_mlir
     compiled = atvoss_mlir.compile("model.onnx", target="npu -pipeline-stages=2")
     outputs = compiled.run({"input": x})      # name -> ndarray
     compiled.report["total_cycles"], compiled.fallback_ops
+    compiled.save("model.mlirbc")             # one file: program, weights, names, target
+    atvoss_mlir.load("model.mlirbc").run({"input": x})
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from mlir import ir
 
+from . import artifact
 from .context import make_context
-from .diagnostics import Diagnostic, DiagnosticError, SourcePosition
-from .parse_guard import parse_module
+from .diagnostics import Diagnostic, DiagnosticError
 from .passes import PassContext
 from .pipeline import named_pipeline, run_pipeline
 from .target import NpuTarget, parse_target
@@ -27,7 +30,7 @@ PIPELINE = "npu-pipeline"
 
 @dataclass
 class CompiledModel:
-    program: str                      # the npu program, MLIR text
+    module: ir.Module                 # the npu program
     target: NpuTarget
     input_names: list[str]
     output_names: list[str]
@@ -35,6 +38,17 @@ class CompiledModel:
     fallback_ops: list[str] = field(default_factory=list)  # "op at file:line:col: reason"
     source_name: str = "-"
     report: dict | None = None        # of the last run
+
+    @cached_property
+    def program(self) -> str:
+        """The npu program as MLIR text (printed on first use: it holds the weights)."""
+        return self.module.operation.get_asm(enable_debug_info=True)
+
+    def save(self, path: str, emit: str | None = None) -> None:
+        """Write the program with its target and input/output names to one file:
+        bytecode for a `.mlirbc` path (weights as dense_resource blobs), else
+        text; `emit="text"|"bytecode"` overrides the suffix."""
+        artifact.write_program(self.module, path, emit)
 
     def run(self, inputs: dict[str, np.ndarray] | list | None = None, *, seed: int = 0,
             timing_only: bool = False, trace: bool = False):
@@ -51,7 +65,7 @@ class CompiledModel:
                 raise DiagnosticError([Diagnostic(
                     "error", f"missing input(s) {', '.join(missing)}")])
             inputs = [inputs[name] for name in self.input_names] if not missing else None
-        result = simulate(self.program, inputs, target=self.target, seed=seed,
+        result = simulate(self.module, inputs, target=self.target, seed=seed,
                           timing_only=timing_only, trace=trace, filename=self.source_name)
         self.report = result.report
         self.last_result = result
@@ -70,30 +84,22 @@ def _is_onnx(model) -> bool:
 
 def load_module(model, context: ir.Context) -> tuple[ir.Module, str, list[str], list[str]]:
     """(module, source name, input names, output names) of an ONNX model or of
-    MLIR text / an .mlir path."""
+    MLIR (text or bytecode, a path or the contents)."""
     if _is_onnx(model):
-        import onnx
-        from .frontend.onnx_importer import import_onnx, load_model
-        proto, path = load_model(model)
-        module = import_onnx(proto, context, source=path)
-        initializers = {init.name for init in proto.graph.initializer}
-        inputs = [i.name for i in proto.graph.input if i.name not in initializers]
-        outputs = [o.name for o in proto.graph.output]
-        source = str(model) if not isinstance(model, onnx.ModelProto) else "<onnx>"
-        return module, source, inputs, outputs
+        from .frontend.onnx_importer import import_onnx_model
+        imported = import_onnx_model(model, context)
+        source = "<onnx>" if not isinstance(model, (str, os.PathLike)) else str(model)
+        return imported.module, source, imported.input_names, imported.output_names
     if isinstance(model, ir.Module):
-        text, source = str(model), "-"
+        data, source = str(model), "-"
+    elif isinstance(model, (bytes, bytearray)):
+        data, source = model, "-"
     elif isinstance(model, (str, os.PathLike)) and os.path.exists(str(model)):
         source = str(model)
-        try:
-            with open(source, encoding="utf-8") as stream:
-                text = stream.read()
-        except (OSError, UnicodeDecodeError) as error:
-            raise DiagnosticError([Diagnostic("error", f"cannot read '{source}': {error}",
-                                              position=SourcePosition(source, 1, 1))]) from None
+        data = artifact.read_file(source)
     else:
-        text, source = str(model), "-"
-    module = parse_module(text, context, source)
+        data, source = str(model), "-"
+    module = artifact.parse_program(data, context, source)
     entry = _entry_function(module)
     count_in = len(entry.type.inputs)
     count_out = len(entry.type.results)
@@ -123,5 +129,22 @@ def compile(model, target: str | NpuTarget | None = None) -> CompiledModel:  # n
     run_pipeline(module, named_pipeline(PIPELINE), pass_context)
     remarks = [d for d in pass_context.diagnostics.diagnostics if d.severity == "remark"]
     fallback = [d.format(source) for d in remarks if "fallback" in d.message]
-    return CompiledModel(module.operation.get_asm(enable_debug_info=True), target, inputs,
-                         outputs, remarks, fallback, source)
+    artifact.record_metadata(module, target, inputs, outputs)
+    return CompiledModel(module, target, inputs, outputs, remarks, fallback, source)
+
+
+def load(path: str, target: str | NpuTarget | None = None) -> CompiledModel:
+    """A compiled model saved with `CompiledModel.save` (or written by `atvoss
+    compile`), text or bytecode. `target`, when given, must be the one the
+    program was compiled for. Raises DiagnosticError, located at the file, for
+    an unreadable, corrupt or truncated file and for a target mismatch."""
+    path = os.fspath(path)
+    if target is not None and not isinstance(target, NpuTarget):
+        target = parse_target(target)
+    module = artifact.parse_program(artifact.read_file(path), make_context(), path)
+    metadata = artifact.read_metadata(module, path)
+    target = artifact.resolve_target(metadata, target)
+    entry = _entry_function(module)
+    inputs = metadata.input_names or [f"arg{i}" for i in range(len(entry.type.inputs))]
+    outputs = metadata.output_names or [f"result{i}" for i in range(len(entry.type.results))]
+    return CompiledModel(module, target, inputs, outputs, source_name=path)

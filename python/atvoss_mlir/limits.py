@@ -225,8 +225,8 @@ def _memref_bytes(memref_type) -> int:
     space = memref_type.memory_space
     if space is not None and str(space) not in ("0", "0 : i64"):
         return 0  # SRAM: the target's capacity bounds it
-    bits = memref_type.element_type.width if hasattr(memref_type.element_type, "width") else 64
-    return _count(memref_type.shape) * max(1, bits // 8)
+    from .machine_model import element_bytes
+    return _count(memref_type.shape) * (element_bytes(memref_type.element_type) or 8)
 
 
 def program_estimate(module, func) -> dict:

@@ -61,7 +61,9 @@ class NpuTarget:
 
     @property
     def peak_macs_per_cycle(self) -> int:
-        return self.array_rows * self.array_cols
+        """fp16/fp32 MACs per cycle (machine_model.peak_macs_per_cycle also gives int8's)."""
+        from .machine_model import peak_macs_per_cycle
+        return peak_macs_per_cycle(self)
 
     def __str__(self) -> str:
         parts = ["npu"]

@@ -16,9 +16,9 @@ from atvoss_mlir.context import make_context
 from atvoss_mlir.diagnostics import DiagnosticError
 from atvoss_mlir.passes import tile_search
 from atvoss_mlir.passes.npu_tile import Unsupported, dma_cycles, linalg_ops, tiling_problem
-from atvoss_mlir.passes.tile_search import (Schedule, choose_schedule, estimate, loop_orders,
-                                            search, signature, tile_grid, transfer_cycles,
-                                            trip_counts, working_set)
+from atvoss_mlir.passes.tile_search import (Schedule, Space, choose_schedule, estimate,
+                                            loop_orders, search, signature, tile_grid,
+                                            transfer_cycles, trip_counts, working_set)
 from atvoss_mlir.target import parse_target
 from test_lowering_cases import check_case, compile_text, conv_case, matmul_case
 
@@ -158,11 +158,11 @@ def test_transfer_cycles_are_dma_cycles_of_every_candidate(programs):
     with context:
         for op in ops:
             problem = tiling_problem(op, target)
-            grid = list(itertools.product(*tile_grid(problem, target, loop_orders(problem))))
-            columns = tuple(np.array(column) for column in zip(*grid))
+            per_dim = tile_grid(problem, target, loop_orders(problem))
+            grid = list(itertools.product(*per_dim))
             for operand in problem.operands:
                 expected = [dma_cycles(operand, tiles, target) for tiles in grid]
-                found = np.broadcast_to(transfer_cycles(operand, columns, target), len(grid))
+                found = transfer_cycles(operand, Space(problem, per_dim), target)
                 assert found.tolist() == expected, f"{op.name} {operand.role}"
 
 

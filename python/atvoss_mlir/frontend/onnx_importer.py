@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -36,6 +37,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourcePosition, diagnostics_of, error_at
+from ..machine_model import refused_type_reason
 from ..limits import (folded_bytes, format_bytes, format_limit, memory_limit,
                       onnx_folding_check, onnx_tensor_check)
 from . import builders as b
@@ -230,6 +232,8 @@ class GraphImporter:
     def _argument_type(self, info: onnx.ValueInfoProto) -> ir.Type:
         tensor_type = info.type.tensor_type
         element_type = _element_type(tensor_type.elem_type)
+        if tensor_type.elem_type == onnx.TensorProto.BFLOAT16:
+            raise self.error(f"graph input '{info.name}': {refused_type_reason('bf16')}")
         if not info.type.HasField("tensor_type") or element_type is None:
             raise self.error(f"graph input '{info.name}': only tensors of numeric types "
                              f"are supported")
@@ -372,12 +376,9 @@ def _live_nodes(graph: onnx.GraphProto) -> set[int]:
 
 # -- the public API ------------------------------------------------------------------------
 
-def load_model(model_or_path, source: str | None = None) -> tuple[onnx.ModelProto, str | None]:
-    """(model, path it was read from): a ModelProto is taken as it is (read
-    from `source`, if given), a path is read once; unreadable files are located
-    errors."""
+def _load(model_or_path) -> tuple[onnx.ModelProto, str | None]:
     if isinstance(model_or_path, onnx.ModelProto):
-        return model_or_path, source
+        return model_or_path, None
     path = os.fspath(model_or_path)
     position = SourcePosition(path, 1, 1)
     try:
@@ -411,19 +412,43 @@ def _with_input_shapes(model: onnx.ModelProto, input_shapes: dict) -> onnx.Model
 
 def import_onnx(model_or_path, context: ir.Context | None = None, *,
                 input_shapes: dict[str, list[int]] | None = None,
-                weights: str = "dense", source: str | None = None) -> ir.Module:
+                weights: str = "dense") -> ir.Module:
     """Import an ONNX model (a ModelProto or a file path) as an MLIR module
     holding `func.func @main` over linalg/tensor/arith on static tensors.
 
     `input_shapes` fixes the dynamic dimensions of graph inputs by name.
     `weights` is "dense" (DenseElementsAttr, the default) or "resource"
     (dense_resource blobs). Raises DiagnosticError, located at the ONNX node,
-    for anything that cannot be imported. `source` is the file a ModelProto
-    was read from: locations then name its nodes' lines.
+    for anything that cannot be imported.
     """
+    return import_onnx_model(model_or_path, context, input_shapes=input_shapes,
+                             weights=weights).module
+
+
+@dataclass
+class ImportedModel:
+    module: ir.Module
+    input_names: list[str]   # the graph inputs that are not initializers, in order
+    output_names: list[str]
+
+
+def import_onnx_model(model_or_path, context: ir.Context | None = None, *,
+                      input_shapes: dict[str, list[int]] | None = None,
+                      weights: str = "dense") -> ImportedModel:
+    """`import_onnx`, with the graph's input and output names (a model file
+    is read once: its weights are most of it)."""
     if weights not in ("dense", "resource"):
         raise ValueError(f"weights must be 'dense' or 'resource', not {weights!r}")
-    model, path = load_model(model_or_path, source)
+    model, path = _load(model_or_path)
+    initializers = {initializer.name for initializer in model.graph.initializer}
+    input_names = [i.name for i in model.graph.input if i.name not in initializers]
+    output_names = [o.name for o in model.graph.output]
+    return ImportedModel(_import(model, path, context, input_shapes, weights), input_names,
+                         output_names)
+
+
+def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None,
+            input_shapes: dict[str, list[int]] | None, weights: str) -> ir.Module:
     if input_shapes:
         model = _with_input_shapes(model, input_shapes)
     opset = _default_opset(model)

@@ -14,19 +14,16 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from ..machine_model import element_bytes, first_fit
 from . import ModulePass, PassContext
-from ..recipes.problem import element_bytes
 
 
 def buffer_bytes(alloc) -> int | None:
     buffer_type = ir.MemRefType(alloc.results[0].type)
-    if not buffer_type.has_static_shape:
+    size = element_bytes(buffer_type.element_type)
+    if not buffer_type.has_static_shape or size is None:
         return None
-    return math.prod(buffer_type.shape) * element_bytes(buffer_type.element_type)
-
-
-def aligned(value: int, alignment: int) -> int:
-    return -(-value // alignment) * alignment
+    return math.prod(buffer_type.shape) * size
 
 
 @dataclass
@@ -43,11 +40,8 @@ class FirstFit:
         self.live: dict = {}  # alloc result -> Placement
 
     def place(self, size: int) -> int | None:
-        offset = 0
-        for placed in sorted(self.live.values(), key=lambda p: p.offset):
-            if offset + size <= placed.offset:
-                break
-            offset = max(offset, aligned(placed.offset + placed.size, self.alignment))
+        offset = first_fit([(p.offset, p.size) for p in self.live.values()], size,
+                           self.alignment)
         return offset if offset + size <= self.capacity else None
 
     @property

@@ -54,7 +54,7 @@ def patterns(refusals: dict) -> RewritePatternSet:
         return rewrite
     found = RewritePatternSet()
     for recipe in RECIPES:
-        for name in recipe.ops:
+        for name in recipe.ops + recipe.sram_only_ops:
             found.add(name, guarded(recipe))
     for name in NPU_OPS_WITH_MEMREFS:
         found.add(name, fold_casts)

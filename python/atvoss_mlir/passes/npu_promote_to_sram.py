@@ -39,7 +39,7 @@ from ..recipes import linalg_ops, tiling_problem
 from ..recipes.loops import Iteration, flatten
 from ..recipes.problem import (ACTIVATION_ATTR, INIT_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR,
                                OperandTile, Strided, Tiled, TilingProblem, Unsupported, Whole,
-                               Window, tile_nest_root)
+                               Window, built_op, tile_nest_root)
 from ..recipes.tile_ir import (add, both, choose, compare, div, index, maximum, minimum, mixed,
                                mul, rem, select_buffer, sub, subview, when)
 from ..block_order import unchanged_blocks
@@ -56,13 +56,8 @@ def sram_constant(value: float, buffer: ir.Value) -> ir.Value:
 
 
 def mark_init() -> None:
-    """Mark the op just built (a linalg builder on memrefs returns no result) as
-    writing an output tile's initial value."""
-    point = ir.InsertionPoint.current
-    operations = list(point.block.operations)
-    position = len(operations) if point.ref_operation is None else \
-        operations.index(point.ref_operation)
-    operations[position - 1].operation.attributes[INIT_ATTR] = ir.UnitAttr.get()
+    """Mark the op just built as writing an output tile's initial value."""
+    built_op().attributes[INIT_ATTR] = ir.UnitAttr.get()
 
 
 # ---------------------------------------------------------------------------
@@ -158,6 +153,10 @@ class TileProgram:
             shape = self.sram_shape(operand)
             buffers = [self.alloc(shape, operand.element_type) for _ in range(count)]
             self.staged[operand.role] = Staged(operand, buffers, period, shape)
+        wide = self.accumulator_type()
+        output = self.staged[self.problem.output.role]
+        self.accumulators = [self.alloc(output.sram_shape, wide) for _ in output.buffers] \
+            if wide is not None else []
 
     def sram_shape(self, operand: OperandTile) -> list[int]:
         if self.broadcasts(operand):
@@ -331,32 +330,64 @@ class TileProgram:
     def emit_compute(self, t, index: TileIndex, first, last) -> None:
         """The tiled op on SRAM tiles, after the output tile's initial value (a fill or
         a bias, marked INIT_ATTR) on the first reduction step; the activation
-        epilogue stays on the op only on the last step."""
+        epilogue stays on the op only on the last step. With an fp32 accumulator
+        the op accumulates there, and the last step rounds it into the output tile."""
         out = self.compute_view(self.problem.output.role, t, index)
         problem = self.problem
+        accumulator = self.accumulator_view(t, out) if self.accumulators else out
         if first and "bias" in self.staged:
             bias = self.compute_view("bias", t, index)
             linalg.broadcast(bias, outs=[out], dimensions=[0, 1, 2])
             mark_init()
         elif first and problem.init_value is not None and not self.recipe.reads_output(problem):
-            linalg.fill(sram_constant(problem.init_value, out), outs=[out])
+            linalg.fill(sram_constant(problem.init_value, accumulator), outs=[accumulator])
             mark_init()
+        elif first and self.accumulators:
+            linalg.copy(out, outs=[accumulator])   # the loaded output, widened
         tile_of = {}
         for operand, view in zip(problem.operands, self.operand_views()):
             if view is not None and view not in tile_of:
-                tile_of[view] = out if operand.is_output else \
+                tile_of[view] = accumulator if operand.is_output else \
                     self.compute_view(operand.role, t, index)
-        compute = self.op.clone()
-        for number, operand in enumerate(compute.operands):
-            if operand in tile_of:
-                compute.operands[number] = tile_of[operand]
+        if self.accumulators:
+            compute = self.recipe.build_on_tiles(
+                self.op, [tile_of.get(v, v) for v in list(self.op.operands)[:-1]], accumulator)
+        else:
+            compute = self.op.clone()
+            for number, operand in enumerate(compute.operands):
+                if operand in tile_of:
+                    compute.operands[number] = tile_of[operand]
         if last is False and ACTIVATION_ATTR in compute.attributes:
             for name in (ACTIVATION_ATTR, "npu.clip_min", "npu.clip_max"):
                 if name in compute.attributes:
                     del compute.attributes[name]
         for name in (TILE_SIZES_ATTR, LOOP_ORDER_ATTR):
-            del compute.attributes[name]
+            if name in compute.attributes:
+                del compute.attributes[name]
         self.recipe.on_sram_tiles(compute, problem)
+        if self.accumulators and last:
+            linalg.copy(accumulator, outs=[out])   # rounded once, to the output type
+
+    def accumulator_view(self, t, out: ir.Value) -> ir.Value:
+        """The fp32 accumulator tile at the output tile's size."""
+        staged = self.staged[self.problem.output.role]
+        buffer = self.accumulators[0] if len(self.accumulators) == 1 else \
+            select_buffer(self.accumulators, rem(div(t, staged.period), len(self.accumulators)))
+        sizes = [size if size != ir.ShapedType.get_dynamic_size() else None
+                 for size in ir.MemRefType(out.type).shape]
+        mixed_sizes = mixed(out.owner, "sizes") if None in sizes else sizes
+        return subview(buffer, [0] * len(sizes), mixed_sizes)
+
+    def accumulator_type(self):
+        """fp32 for the fp16/bf16 output of a matrix op whose reduction is split
+        into several tiles: partial sums stay fp32 in SRAM, rounded once."""
+        steps = math.prod(self.trips[d] for d, dim in enumerate(self.problem.dims)
+                          if dim.reduction)
+        element = self.problem.output.element_type
+        if self.recipe.matrix_unit and steps > 1 and isinstance(element,
+                                                                  (ir.F16Type, ir.BF16Type)):
+            return ir.F32Type.get()
+        return None
 
     # -- the program -----------------------------------------------------------------
     def emit(self) -> None:

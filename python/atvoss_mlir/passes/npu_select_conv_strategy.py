@@ -11,7 +11,9 @@ and explains the choice in a remark at the op:
                  npu.matmul; needs the whole KH*KW*C reduction in SRAM.
 All three cost the same on the array (a GEMM with M = output pixels, N =
 filters, K = KH*KW*C); they differ in DRAM traffic and vector-unit work. The
-estimate per strategy is max(matrix cycles, DMA cycles) + vector-unit cycles
+estimate per strategy is max(matrix cycles, DMA cycles) + vector-unit cycles,
+each from the machine model (DMA: the bursts of moving input, weights and
+output once at the DRAM bandwidth)
 (im2col runs between the loads and the matmul of a tile); the cheapest wins,
 ties in the order implicit-gemm, direct, im2col. `strategy=` forces one where
 it applies.
@@ -23,11 +25,12 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from ..machine_model import (dma_transfer_cycles, element_bytes, gemm_cycles,
+                             identity_strides, vector_cycles)
 from . import ModulePass, PassContext
-from ..recipes.problem import STRATEGY_ATTR, gemm_cycles, vector_cycles
+from ..recipes.problem import STRATEGY_ATTR, ints, optional_attr
 
 STRATEGIES = ("implicit-gemm", "direct", "im2col")
-ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1, "i32": 4}
 
 
 def tensor_shape(value: ir.Value) -> list[int] | None:
@@ -44,22 +47,30 @@ def strategy_estimates(op, target) -> dict[str, int] | None:
     if None in shapes:
         return None
     (n, h, w, c), (kh, kw, _, f), (_, oh, ow, _) = shapes
-    element = str(ir.RankedTensorType(image.type).element_type)
-    in_bytes, out_bytes = ELEMENT_BYTES.get(element, 2), \
-        ELEMENT_BYTES.get(str(ir.RankedTensorType(out.type).element_type), 4)
+    element = ir.RankedTensorType(image.type).element_type
+    in_bytes = element_bytes(element)
+    out_bytes = element_bytes(ir.RankedTensorType(out.type).element_type)
+    if in_bytes is None or out_bytes is None:
+        return None
     pixels = n * oh * ow
-    int8 = element == "i8"
-    matrix = gemm_cycles(pixels, f, kh * kw * c, target, int8)
+    matrix = gemm_cycles(pixels, f, kh * kw * c, target, str(element) == "i8")
     padded = isinstance(image, ir.OpResult) and image.owner.name == "tensor.pad"
-    bandwidth = target.dram_bytes_per_cycle
-    weights_bytes, output_bytes = kh * kw * c * f * in_bytes, pixels * f * out_bytes
+
+    def transfer(shape, strides, itemsize):
+        """DRAM cycles of moving a whole tensor view once (the DMA time, bandwidth-bound)."""
+        return dma_transfer_cycles(shape, strides, itemsize, 0, target)
+    weights_and_output = transfer((kh, kw, c, f), identity_strides((kh, kw, c, f)), in_bytes) \
+        + transfer((n, oh, ow, f), identity_strides((n, oh, ow, f)), out_bytes)
     estimates = {}
-    halo_input = n * h * w * c * in_bytes
-    estimates["direct"] = max(matrix, (halo_input + weights_bytes + output_bytes) // bandwidth)
+    whole_input = transfer((n, h, w, c), identity_strides((n, h, w, c)), in_bytes)
+    estimates["direct"] = max(matrix, whole_input + weights_and_output)
     if (kh, kw) == (1, 1) and not padded:
-        strided_input = pixels * c * in_bytes
-        estimates["implicit-gemm"] = max(
-            matrix, (strided_input + weights_bytes + output_bytes) // bandwidth)
+        # Only the pixels the strides keep: a strided view of the input.
+        sn, sh, sw, sc = identity_strides((n, h, w, c))
+        stride_h, stride_w = ints(optional_attr(op, "strides"), (1, 1))
+        strided_input = transfer((n, oh, ow, c), (sn, sh * stride_h, sw * stride_w, sc),
+                                 in_bytes)
+        estimates["implicit-gemm"] = max(matrix, strided_input + weights_and_output)
     estimates["im2col"] = estimates["direct"] + vector_cycles(pixels * kh * kw * c, target)
     return estimates
 

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 
+from .. import machine_model
 from ..block_order import unchanged_blocks
 from ..recipes import linalg_ops, tiling_problem
 from ..recipes.loops import TARGET_ATTR, remove_markers, tile_with_loops
@@ -62,20 +63,14 @@ STAGES_ATTR = "npu.pipeline_stages"    # set when an op fits only with fewer sta
 # ---------------------------------------------------------------------------
 
 def dma_cycles(operand: OperandTile, tiles, target: NpuTarget) -> int:
-    extents = operand.extents(tiles)
-    full = ir.MemRefType(operand.value.type).shape
-    itemsize = element_bytes(operand.element_type)
-    run = 1
-    for extent, size, part in zip(reversed(extents), reversed(full), reversed(operand.region)):
-        if isinstance(part, Strided) and part.stride > 1:
-            break
-        run *= extent
-        if extent < size:
-            break
-    runs = math.prod(extents) // max(run, 1)
-    burst = target.dma_burst_bytes
-    moved = runs * -(-(run * itemsize) // burst) * burst
-    return target.dma_setup_cycles + -(-moved // target.dram_bytes_per_cycle)
+    """The DMA of the operand's first tile (its DRAM view from the buffer's
+    start), timed by the machine model as the simulator times it."""
+    memref = ir.MemRefType(operand.value.type)
+    strides = tuple(stride * part.stride if isinstance(part, Strided) else stride
+                    for stride, part in zip(machine_model.identity_strides(memref.shape),
+                                            operand.region))
+    return machine_model.dma_cycles(tuple(operand.extents(tiles)), strides,
+                                    element_bytes(memref.element_type), 0, target)
 
 
 def given_schedule(op, problem: TilingProblem, target: NpuTarget, stages: int):
@@ -114,6 +109,16 @@ def loop_tiles(problem: TilingProblem, schedule: Schedule) -> tuple[list[int], l
 # The pass
 # ---------------------------------------------------------------------------
 
+def refused_element_type(op) -> str | None:
+    """Why no engine runs an operand's element type (bf16), or None."""
+    for value in op.operands:
+        element = value.type.element_type if isinstance(value.type, ir.ShapedType) else value.type
+        reason = machine_model.refused_type_reason(element)
+        if reason is not None:
+            return reason
+    return None
+
+
 @dataclass(frozen=True)
 class NpuTile(ModulePass):
     argument = "npu-tile"
@@ -129,6 +134,10 @@ class NpuTile(ModulePass):
             problems = []
             with unchanged_blocks():
                 for op in linalg_ops(module):
+                    refused = refused_element_type(op)
+                    if refused is not None:
+                        diagnostics.error(op.location, f"'{op.name}': {refused}")
+                        continue
                     try:
                         problems.append((op, tiling_problem(op, target), None))
                     except Unsupported as reason:

@@ -34,6 +34,8 @@ from mlir import ir
 
 from ..diagnostics import Diagnostic, DiagnosticEngine
 from ..dialects.npu import SRAM_MEMORY_SPACE, is_sram
+from ..machine_model import (ACCUMULATOR_TYPE, MATRIX_INPUT_TYPES, element_bytes,
+                             refused_type_reason)
 from ..target import NpuTarget
 from . import ModulePass, PassContext
 from ..block_order import block_ops, unchanged_blocks
@@ -68,8 +70,6 @@ VIEW_OPS = frozenset({"memref.subview", "memref.cast", "memref.view", "memref.re
 # Ops with an `activation`-style attribute that may be `clip`.
 CLIP_ATTRIBUTE = {"npu.matmul": "activation", "npu.conv2d": "activation",
                   "npu.depthwise_conv2d": "activation", "npu.activation": "kind"}
-MATRIX_INPUT_TYPES = ("f16", "bf16", "f32", "i8")
-ACCUMULATOR_TYPE = {"f16": "f32", "bf16": "f32", "f32": "f32", "i8": "i32"}
 SCF_FOR_INIT_OPERANDS = 3  # scf.for operands: lower bound, upper bound, step, inits...
 # Ops whose scf.yield operand i becomes their result i.
 YIELDS_TO_RESULTS = frozenset({"scf.for", "scf.if", "scf.execute_region"})
@@ -205,6 +205,12 @@ def dma_sram_operand(dma) -> int:
 # ---------------------------------------------------------------------------
 
 def check_op_rules(op, report: Reporter, target: NpuTarget) -> None:
+    if op.name.startswith("npu."):
+        for value in op.operands:
+            reason = is_memref(value) and refused_type_reason(element(value))
+            if reason:
+                report.error(op, reason)
+                return
     check = OP_RULES.get(op.name)
     if check is not None:
         check(op, report, target)
@@ -729,13 +735,6 @@ class PlacedBuffer:
     @property
     def byte_range(self) -> str:
         return f"[{self.offset}, {self.offset + self.size})"
-
-
-def element_bytes(element_type: ir.Type) -> int | None:
-    width = getattr(element_type, "width", None)
-    if isinstance(element_type, ir.IndexType):
-        width = 64
-    return None if width is None else (width + 7) // 8
 
 
 def placed_buffer(alloc, number: int) -> PlacedBuffer | None:

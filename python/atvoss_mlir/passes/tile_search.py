@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from mlir import ir
 
-from ..recipes.problem import Strided, element_bytes
+from ..recipes.problem import element_bytes
 from ..target import NpuTarget
 
 # Attributes the search writes; they do not take part in an op's signature.
@@ -229,24 +229,22 @@ class Space:
         return period, changes
 
 
-def transfer_cycles(operand, columns, target: NpuTarget) -> np.ndarray:
-    """npu_tile.dma_cycles of the operand's tile for every tile tuple (`columns`:
-    one array of sizes per loop dim), as one array expression: the contiguous
-    run of a tile spans its trailing dims up to the first one it cuts."""
-    extents = operand.extents(columns)
-    full = ir.MemRefType(operand.value.type).shape
-    itemsize = element_bytes(operand.element_type)
-    run = np.ones(len(columns[0]) if columns else 1, dtype=np.int64)
-    whole = np.ones_like(run, dtype=bool)        # every dim so far is whole
-    for extent, size, part in zip(reversed(extents), reversed(full), reversed(operand.region)):
-        if isinstance(part, Strided) and part.stride > 1:
-            break
-        run = np.where(whole, run * extent, run)
-        whole &= np.asarray(extent) >= size
-    runs = math.prod(extents) // np.maximum(run, 1)
-    burst = target.dma_burst_bytes
-    moved = runs * (-(-(run * itemsize) // burst) * burst)
-    return target.dma_setup_cycles + -(-moved // target.dram_bytes_per_cycle)
+def transfer_cycles(operand, space: "Space", target: NpuTarget) -> np.ndarray:
+    """npu_tile.dma_cycles of the operand's tile for every tile tuple, computed
+    once per combination of the sizes of the loop dims the operand is indexed by."""
+    dma_cycles = _dma_cycles()
+    dims = sorted(operand.loop_dims())
+    probe = [c[0] for c in space.per_dim]
+    values = []
+    for combination in itertools.product(*(space.per_dim[d] for d in dims)):
+        for d, size in zip(dims, combination):
+            probe[d] = size
+        values.append(dma_cycles(operand, tuple(probe), target))
+    table = np.array(values, dtype=np.float64)
+    if not dims:
+        return np.full(space.count, table[0])
+    lengths = [len(space.per_dim[d]) for d in dims]
+    return table[np.ravel_multi_index([space.index[d] for d in dims], lengths)]
 
 
 def choose_schedule(problem, target: NpuTarget, stages: int, explicit: list[int] | None = None):
@@ -259,7 +257,7 @@ def choose_schedule(problem, target: NpuTarget, stages: int, explicit: list[int]
     columns = space.columns()
     operands = [(operand,
                  aligned(np.broadcast_to(tile_bytes(operand, columns), (space.count,)), alignment),
-                 np.broadcast_to(transfer_cycles(operand, columns, target), (space.count,)))
+                 transfer_cycles(operand, space, target))
                 for operand in problem.operands]
     iterations = space.iterations.astype(np.float64)
     sizes, cycles = [], []

@@ -18,6 +18,14 @@ def ops_before(op) -> list:
     return block_order.ops_before(tile_nest_root(op.operation))
 
 
+def touches(op, buffer: ir.Value) -> bool:
+    """Whether `op` may read or write `buffer`: an operand, or a region that is
+    not a linalg body (a loop may touch anything)."""
+    if any(operand == buffer for operand in op.operands):
+        return True
+    return bool(len(op.regions)) and not op.name.startswith("linalg.")
+
+
 def init_fill(op, output: ir.Value):
     """The linalg.fill with a constant that initialises `output` before `op`.
 
@@ -30,7 +38,7 @@ def init_fill(op, output: ir.Value):
         if previous.name == "linalg.fill" and ins_outs(previous)[1][0] == output:
             value = constant_value(ins_outs(previous)[0][0])
             return None if value is None else (previous, float(value))
-        if any(operand == output for operand in previous.operands) or len(previous.regions):
+        if touches(previous, output):
             return None
     return None
 
@@ -90,7 +98,7 @@ def init_bias(op, output: ir.Value, channels: int):
                     or type_name(bias) != type_name(output):
                 return None
             return previous, bias
-        if any(operand == output for operand in previous.operands) or len(previous.regions):
+        if touches(previous, output):
             return None
     return None
 

@@ -8,11 +8,13 @@ import math
 
 import numpy as np
 from mlir import ir
+from mlir.dialects import linalg
 
 from ..dialects import npu
 from .absorbed import output_init, window_input
 from .problem import (STRATEGY_ATTR, LoopDim, OperandTile, Recipe, Strided, Tiled, TilingProblem,
-                      Whole, Window, element_bytes, gemm_cycles, ints, ins_outs, optional_attr,
+                      Whole, Window, built_op, copy_npu_attributes, element_bytes,
+                      with_fp32_accumulator, gemm_cycles, ints, ins_outs, optional_attr,
                       static_shape, type_name, vector_cycles)
 from .matmul import check_matrix_types
 from .sram_ops import accumulation_start, epilogue, in_sram, scratch, sram_buffer, view_sizes
@@ -65,7 +67,7 @@ def conv_problem(op, target) -> TilingProblem:
                             {"strides": strides, "dilations": dilations, "kernel": (kh, kw),
                              "strategy": strategy})
     problem.absorbed_ops += absorbed
-    return output_init(problem)
+    return output_init(with_fp32_accumulator(problem, target.pipeline_stages))
 
 
 class Conv2dRecipe(Recipe):
@@ -81,6 +83,14 @@ class Conv2dRecipe(Recipe):
 
     def loop_positions(self, problem) -> tuple[int, list[int]]:
         return 7, [0, 1, 2, 3, 6]  # (n, oh, ow, f, kh, kw, c)
+
+    def build_on_tiles(self, op, inputs, out):
+        linalg.conv_2d_nhwc_hwcf(*inputs, outs=[out],
+                                 strides=ints(optional_attr(op, "strides"), (1, 1)),
+                                 dilations=ints(optional_attr(op, "dilations"), (1, 1)))
+        built = built_op()
+        copy_npu_attributes(op, built)
+        return built
 
     def on_sram_tiles(self, compute, problem) -> None:
         if any(isinstance(part, Strided) for part in problem.operand("input").region):

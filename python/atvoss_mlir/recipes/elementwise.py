@@ -131,6 +131,7 @@ def broadcast_problem(op, target) -> TilingProblem:
 class ElementwiseRecipe(Recipe):
     name = "elementwise"
     ops = ("linalg.generic", "linalg.broadcast", *NAMED_BINARY)
+    sram_only_ops = ("linalg.copy",)   # the widening/rounding of fp32 accumulators
 
     def problem(self, op, target) -> TilingProblem:
         build = broadcast_problem if op.name == "linalg.broadcast" else elementwise_problem
@@ -147,7 +148,7 @@ class ElementwiseRecipe(Recipe):
         out = operands[-1]
         if not in_sram(out) or INIT_ATTR in operation.attributes:
             return True
-        if operation.name == "linalg.broadcast":
+        if operation.name in ("linalg.broadcast", "linalg.copy"):
             steps = [CopyStep(Ref("in", 0))]
         elif operation.name in NAMED_BINARY:
             steps = [BinaryStep(NAMED_BINARY[operation.name], Ref("in", 0), Ref("in", 1),

@@ -5,13 +5,15 @@ accumulating across the K tiles."""
 from __future__ import annotations
 
 from mlir import ir
+from mlir.dialects import linalg
 
 from ..dialects import npu
 from .absorbed import output_init
 from .sram_ops import accumulation_start, epilogue, in_sram, view_sizes
 from .tile_ir import subview
 from .problem import (ACCUMULATOR_TYPES, MATRIX_TYPES, LoopDim, OperandTile, Recipe, Tiled,
-                      TilingProblem, Unsupported, gemm_cycles, ins_outs, static_shape, type_name)
+                      TilingProblem, Unsupported, built_op, copy_npu_attributes, gemm_cycles,
+                      with_fp32_accumulator, ins_outs, static_shape, type_name)
 
 MATMUL_MAPS = ["affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d2, d1)>",
                "affine_map<(d0, d1, d2) -> (d0, d1)>"]
@@ -29,7 +31,7 @@ def default_maps(op, expected: list[str]) -> bool:
 def check_matrix_types(lhs, rhs, out) -> None:
     a, b, c = type_name(lhs), type_name(rhs), type_name(out)
     if a != b or a not in MATRIX_TYPES:
-        raise Unsupported(f"the matrix unit takes fp16/bf16/fp32/int8 operands of one type, "
+        raise Unsupported(f"the matrix unit takes fp16/fp32/int8 operands of one type, "
                           f"got {a} and {b}")
     if c not in ACCUMULATOR_TYPES[a]:
         raise Unsupported(f"the matrix unit cannot produce {c} from {a} inputs")
@@ -47,9 +49,9 @@ def matmul_problem(op, target) -> TilingProblem:
     operands = [OperandTile("lhs", lhs, (Tiled(0), Tiled(2))),
                 OperandTile("rhs", rhs, (Tiled(2), Tiled(1))),
                 OperandTile("output", out, (Tiled(0), Tiled(1)), is_output=True)]
-    return output_init(TilingProblem(
+    return output_init(with_fp32_accumulator(TilingProblem(
         op, MATMUL, dims, operands,
-        lambda t: gemm_cycles(t[0], t[1], t[2], target, int8)))
+        lambda t: gemm_cycles(t[0], t[1], t[2], target, int8)), target.pipeline_stages))
 
 
 def batch_matmul_problem(op, target) -> TilingProblem:
@@ -66,9 +68,9 @@ def batch_matmul_problem(op, target) -> TilingProblem:
                 OperandTile("rhs", rhs, (Tiled(0), Tiled(3), Tiled(2)), dropped=(0,)),
                 OperandTile("output", out, (Tiled(0), Tiled(1), Tiled(2)), is_output=True,
                             dropped=(0,))]
-    return output_init(TilingProblem(
+    return output_init(with_fp32_accumulator(TilingProblem(
         op, MATMUL, dims, operands,
-        lambda t: gemm_cycles(t[1], t[2], t[3], target, int8)))
+        lambda t: gemm_cycles(t[1], t[2], t[3], target, int8)), target.pipeline_stages))
 
 
 def drop_batch(view: ir.Value) -> ir.Value:
@@ -88,6 +90,13 @@ class MatmulRecipe(Recipe):
 
     def reads_output(self, problem) -> bool:
         return problem.init_value is None
+
+    def build_on_tiles(self, op, inputs, out):
+        builder = linalg.matmul if op.name == "linalg.matmul" else linalg.batch_matmul
+        builder(*inputs, outs=[out])
+        built = built_op()
+        copy_npu_attributes(op, built)
+        return built
 
     def rewrite(self, op, rewriter):
         lhs, rhs, out = op.operation.operands

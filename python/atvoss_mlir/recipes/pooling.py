@@ -41,8 +41,9 @@ def pool_problem(op, target) -> TilingProblem:
                             is_output=True)]
     problem = TilingProblem(
         op, POOLING, dims, operands,
-        lambda t: vector_cycles(t[0] * t[1] * t[2] * t[3], target, kh * kw) * (2 if kind == "sum"
-                                                                                else 1),
+        # A sum is the average (npu.pool2d) times the window size (npu.elementwise).
+        lambda t: vector_cycles(t[0] * t[1] * t[2] * t[3], target, kh * kw)
+        + (vector_cycles(t[0] * t[1] * t[2] * t[3], target) if kind == "sum" else 0),
         details={"strides": strides, "window": (kh, kw), "pool": kind})
     problem.absorbed_ops += absorbed
     return overwriting_output(output_init(problem), float("-inf") if kind == "max" else 0.0)

@@ -14,6 +14,8 @@ from typing import Callable, ClassVar
 
 from mlir import ir
 
+from .. import machine_model
+from ..machine_model import element_bytes, gemm_cycles, vector_cycles  # noqa: F401 (the costs)
 from ..target import NpuTarget
 
 TILE_SIZES_ATTR = "npu.tile_sizes"
@@ -29,14 +31,9 @@ ACTIVATION_ATTR = "npu.activation"
 TILE_LOOP_ATTR = "npu.tile_loop"   # the outermost loop of a tile nest
 INIT_ATTR = "npu.init"             # the initial value of an SRAM tile, folded into its op
 
-MATRIX_TYPES = ("f16", "bf16", "f32", "i8")
-
-
-ACCUMULATOR_TYPES = {"f16": ("f16", "f32"), "bf16": ("bf16", "f32"), "f32": ("f32",),
-                     "i8": ("i8", "i32")}
-
-
-VECTOR_TYPES = ("f16", "bf16", "f32", "i8", "i32")
+MATRIX_TYPES = machine_model.MATRIX_INPUT_TYPES
+ACCUMULATOR_TYPES = {name: machine_model.matrix_output_types(name) for name in MATRIX_TYPES}
+VECTOR_TYPES = machine_model.VECTOR_TYPES
 
 
 @dataclass(frozen=True)
@@ -145,12 +142,33 @@ class Unsupported(Exception):
     """The NPU cannot run this op; the message says why."""
 
 
+def with_fp32_accumulator(problem: TilingProblem, stages: int) -> TilingProblem:
+    """Count the fp32 SRAM accumulator an fp16/bf16 output needs when the
+    reduction is split into several tiles (one per output buffer)."""
+    if str(problem.output.element_type) not in ("f16", "bf16"):
+        return problem
+    base = problem.temporary_bytes
+    output_dims = [part.dim for part in problem.output.region]
+    reductions = [d for d, dim in enumerate(problem.dims) if dim.reduction]
+
+    def temporaries(tiles):
+        if all(tiles[d] >= problem.dims[d].size for d in reductions):
+            return base(tiles)
+        elements = 1
+        for d in output_dims:
+            elements *= tiles[d]
+        return base(tiles) + stages * elements * 4
+    problem.temporary_bytes = temporaries
+    return problem
+
+
 class Recipe:
     """One op family: recognition and tiling problem (`problem`), and the npu
     ops computing one tile (`emit`). Registered in `recipes.RECIPES`."""
 
     name: ClassVar[str]
     ops: ClassVar[tuple[str, ...]]      # linalg op names the recipe may recognise
+    sram_only_ops: ClassVar[tuple[str, ...]] = ()   # also rewritten on SRAM tiles
     # Runs on the matrix unit: accumulates across the reduction loop, with the
     # activation epilogue on the last step, and its loop order is searched.
     matrix_unit: ClassVar[bool] = False
@@ -161,6 +179,11 @@ class Recipe:
     def loop_positions(self, problem: TilingProblem) -> tuple[int, list[int]]:
         """The linalg op's number of loops, and the loop each problem dim is."""
         return len(problem.dims), list(range(len(problem.dims)))
+
+    def build_on_tiles(self, op, inputs: list, out: ir.Value):
+        """The op on SRAM tiles with an output of another element type (an fp32
+        accumulator): built anew, since the op's body depends on its types."""
+        raise Unsupported(f"'{op.name}' has no accumulator form")
 
     def on_sram_tiles(self, compute, problem: TilingProblem) -> None:
         """Adapt the op computing one SRAM tile (`compute`, a clone of the tiled op)."""
@@ -180,13 +203,6 @@ class Recipe:
         raise NotImplementedError
 
 
-def element_bytes(element_type: ir.Type) -> int:
-    if isinstance(element_type, ir.IndexType):
-        return 8
-    return max(1, ir.IntegerType(element_type).width // 8) \
-        if isinstance(element_type, ir.IntegerType) else ir.FloatType(element_type).width // 8
-
-
 def type_name(value: ir.Value) -> str:
     return str(ir.MemRefType(value.type).element_type)
 
@@ -202,25 +218,6 @@ def static_shape(value: ir.Value, what: str) -> list[int]:
     return list(memref.shape)
 
 
-def gemm_cycles(m: int, n: int, k: int, target: NpuTarget, int8: bool = False) -> int:
-    """SCALE-Sim's compute cycles of an M x N x K GEMM on the array: every fold
-    spans the whole array, so a partial fold costs as much as a full one (which
-    is why tiles that are multiples of the array size win)."""
-    rows, cols = target.array_rows, target.array_cols
-    speedup = target.int8_speedup if int8 else 1
-
-    def fold_sum(sr, sc, streamed, row_weight):
-        folds = -(-sr // rows) * -(-sc // cols)
-        return folds * (row_weight * rows + cols + streamed - 2)
-    ws = fold_sum(k, n, -(-m // speedup), 2)
-    os_ = fold_sum(m, n, -(-k // speedup), 1)
-    return {"ws": ws, "os": os_}.get(target.dataflow, min(ws, os_))
-
-
-def vector_cycles(elements: int, target: NpuTarget, taps: int = 1) -> int:
-    return -(-elements * taps // target.vector_lanes) + 8
-
-
 def ints(attribute, default) -> list[int]:
     if attribute is None:
         return list(default)
@@ -231,6 +228,23 @@ def ints(attribute, default) -> list[int]:
 
 def optional_attr(op, name):
     return op.attributes[name] if name in op.attributes else None
+
+
+def built_op() -> ir.Operation:
+    """The op just built before the current insertion point (linalg builders on
+    memrefs return no result to reach it by)."""
+    point = ir.InsertionPoint.current
+    operations = list(point.block.operations)
+    position = len(operations) if point.ref_operation is None else \
+        operations.index(point.ref_operation)
+    return operations[position - 1].operation
+
+
+def copy_npu_attributes(source, built) -> None:
+    for named in list(source.attributes):
+        name = named if isinstance(named, str) else named.name
+        if name.startswith("npu."):
+            built.attributes[name] = source.attributes[name]
 
 
 def ins_outs(op) -> tuple[list, list]:

@@ -1,7 +1,8 @@
 """atvoss: the whole job on a model file.
 
     atvoss import model.onnx -o model.mlir            ONNX -> linalg on tensors
-    atvoss compile model.onnx --target='npu ...'      -> npu program (MLIR)
+    atvoss compile model.onnx --target='npu ...' -o model.mlirbc
+                                                      -> npu program (bytecode; .mlir: text)
     atvoss run model.onnx --check --report table      compile, simulate, compare
 
 Errors are `file:line:col: error: ...` lines with exit status 1.
@@ -17,13 +18,16 @@ import time
 import numpy as np
 
 from .. import __version__
+from ..artifact import EMIT_FORMATS
 from ..target import NpuTarget, TargetError, parse_target
-from .common import CommandLineError, ToolArgumentParser, normalize_argv, run_tool, write_output
+from .common import (CommandLineError, ToolArgumentParser, normalize_argv, run_tool,
+                     write_output, write_program)
 
 # Default tolerances of --check by output element type.
 TOLERANCES = {np.dtype(np.float32): (1e-4, 1e-5), np.dtype(np.float16): (2e-2, 1e-2),
               np.dtype(np.float64): (1e-7, 1e-9)}
 EXACT = (0.0, 0.0)
+EMIT_HELP = "output format (default: bytecode for a .mlirbc file, else text)"
 
 
 class Progress:
@@ -55,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     importer = commands.add_parser("import", help="ONNX -> linalg MLIR on tensors")
     importer.add_argument("model")
     importer.add_argument("-o", dest="output", default="-")
+    importer.add_argument("--emit", choices=EMIT_FORMATS, help=EMIT_HELP)
     importer.add_argument("--debug-info", action="store_true", help="print op locations")
 
     for name, help_text in (("compile", "ONNX or MLIR -> npu program"),
@@ -65,7 +70,9 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--remarks", action="store_true", help="print the compiler's remarks")
         sub.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
         if name == "compile":
-            sub.add_argument("-o", dest="output", default="-")
+            sub.add_argument("-o", dest="output", default="-",
+                             help="output file: .mlirbc writes bytecode, else text")
+            sub.add_argument("--emit", choices=EMIT_FORMATS, help=EMIT_HELP)
             continue
         sub.add_argument("--inputs", help=".npz with the model's inputs (by name or arg0, ...)")
         sub.add_argument("--seed", type=int, default=0, help="seed of random inputs")
@@ -149,10 +156,8 @@ def _run(args, progress: Progress) -> int:
     inputs = _load_inputs(args, compiled)
     if inputs is None and args.check:
         from ..sim import random_inputs
-        from ..context import make_context
-        from mlir import ir
-        module = ir.Module.parse(compiled.program, make_context())
-        inputs = dict(zip(compiled.input_names, random_inputs(module, "main", args.seed)))
+        inputs = dict(zip(compiled.input_names, random_inputs(compiled.module, "main",
+                                                              args.seed)))
     outputs = progress.stage("simulate", lambda: compiled.run(
         inputs, seed=args.seed, timing_only=args.timing_only, trace=bool(args.trace)))
     report = dict(compiled.report)
@@ -190,12 +195,14 @@ def _run(args, progress: Progress) -> int:
 def run(argv: list[str]) -> int:
     args = _parser().parse_args(normalize_argv(argv))
     if args.command == "import":
-        from ..frontend.onnx_importer import import_onnx_text
-        _write(args.output, import_onnx_text(args.model, debug_info=args.debug_info))
+        from ..frontend.onnx_importer import import_onnx
+        write_program(import_onnx(args.model), args.output, args.emit,
+                      debug_info=args.debug_info)
         return 0
     progress = Progress(args.quiet)
     if args.command == "compile":
-        _write(args.output, _compile(args, progress).program)
+        compiled = _compile(args, progress)
+        progress.stage("write", lambda: write_program(compiled.module, args.output, args.emit))
         return 0
     return _run(args, progress)
 

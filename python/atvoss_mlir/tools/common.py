@@ -36,28 +36,31 @@ def normalize_argv(argv: list[str]) -> list[str]:
     return normalized
 
 
-def read_input(path: str) -> tuple[str, str]:
-    """(name used in diagnostics, text) of a file or of stdin for '-'."""
+def read_input(path: str) -> tuple[str, bytes]:
+    """(name used in diagnostics, bytes) of a file or of stdin for '-'."""
     if path == "-":
-        return "<stdin>", sys.stdin.read()
+        return "<stdin>", sys.stdin.buffer.read()
     try:
-        with open(path, encoding="utf-8") as stream:
+        with open(path, "rb") as stream:
             return path, stream.read()
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
-        raise CommandLineError(f"cannot read input file: {reason}", f"{path}:1:1") from None
+    except OSError as error:
+        raise CommandLineError(f"cannot read input file: {error.strerror}", f"{path}:1:1") from None
 
 
-def write_output(path: str, text: str) -> None:
-    """Write `text` to a file, or to stdout for '-'."""
-    if path == "-":
-        sys.stdout.write(text)
-        return
+def write_output(path: str, data: str | bytes) -> None:
+    """Write `data` to a file, or to stdout for '-'. A file is replaced only
+    once everything is written: a failure leaves no partial file."""
+    from ..artifact import write_file
     try:
-        with open(path, "w") as stream:
-            stream.write(text)
+        write_file(path, data)
     except OSError as error:
         raise CommandLineError(f"cannot write output file '{path}': {error.strerror}") from None
+
+
+def write_program(module, path: str, emit: str | None = None, **printing) -> None:
+    """Write a module as text or bytecode (`emit`, else the suffix of `path`)."""
+    from ..artifact import emit_format, program_bytes
+    write_output(path, program_bytes(module, emit_format(path, emit), **printing))
 
 
 def run_tool(name: str, run, argv: list[str]) -> int:

@@ -4,8 +4,12 @@ upstream passes, in the style of mlir-opt.
     atvoss-opt in.mlir --npu-pipeline --target='npu -max-sram-bytes=262144'
     atvoss-opt in.mlir --pass-pipeline='builtin.module(npu-verify,canonicalize)'
     atvoss-opt in.mlir -split-input-file -verify-diagnostics -npu-verify
+    atvoss-opt in.mlirbc --npu-pipeline -o out.mlirbc     (MLIR bytecode in and out)
 
-Every error is printed as `file:line:col: error: message` with exit status 1.
+The input is MLIR text or bytecode. The output is bytecode when `-o` names a
+`.mlirbc` file or with `--emit=bytecode`, text otherwise; an output file is
+written only when everything succeeded. Every error is printed as
+`file:line:col: error: message` with exit status 1.
 """
 
 from __future__ import annotations
@@ -18,15 +22,15 @@ from dataclasses import dataclass
 from mlir import ir
 
 from .. import __version__
+from ..artifact import EMIT_FORMATS, emit_format, is_bytecode, parse_program
 from ..context import make_context
 from ..diagnostics import Diagnostic, DiagnosticError
-from ..parse_guard import parse_module
 from ..passes import PassContext, lookup_pass, registered_passes
 from ..pipeline import named_pipeline, run_pipeline
 from ..target import NpuTarget, TargetError, parse_target
 from ..verify_diagnostics import parse_expectations, verify
 from .common import (CommandLineError, ToolArgumentParser, normalize_argv, read_input,
-                     write_output)
+                     write_output, write_program)
 
 SPLIT_MARKER = "// -----"
 
@@ -37,7 +41,10 @@ def _parser() -> argparse.ArgumentParser:
         epilog="target options (--target='npu -name=value ...'):\n" + NpuTarget.options_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("input", nargs="?", default="-", help="input file ('-' = stdin)")
-    parser.add_argument("-o", dest="output", default="-", help="output file ('-' = stdout)")
+    parser.add_argument("-o", dest="output", default="-",
+                        help="output file ('-' = stdout); .mlirbc writes bytecode")
+    parser.add_argument("--emit", choices=EMIT_FORMATS,
+                        help="output format (default: bytecode for a .mlirbc file, else text)")
     parser.add_argument("--pass-pipeline", help="textual pipeline: 'builtin.module(...)'")
     parser.add_argument("--npu-pipeline", action="store_true",
                         help="run the named pipeline pipelines/npu-pipeline.txt")
@@ -66,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
 class Chunk:
     text: str
     first_line: int  # line of the input where the chunk starts (1-based)
+    bytecode: bytes | None = None  # the whole input, when it is MLIR bytecode
 
 
 def split_input(text: str, split: bool) -> list[Chunk]:
@@ -99,17 +107,17 @@ def pipeline_text(args) -> str | None:
 class ChunkResult:
     def __init__(self):
         self.diagnostics: list[Diagnostic] = []
-        self.output: str | None = None
+        self.module: ir.Module | None = None  # the result, when the chunk succeeded
         self.internal_errors: list[str] = []
 
 
 def process_chunk(chunk: Chunk, context: ir.Context, pipeline: str | None,
-                  target: NpuTarget, args) -> ChunkResult:
+                  target: NpuTarget, args, filename: str = "-") -> ChunkResult:
     result = ChunkResult()
     # Leading newlines keep line numbers those of the whole input.
-    source = "\n" * (chunk.first_line - 1) + chunk.text
+    source = chunk.bytecode or "\n" * (chunk.first_line - 1) + chunk.text
     try:
-        module = parse_module(source, context)
+        module = parse_program(source, context, filename)
     except DiagnosticError as error:
         result.diagnostics = error.diagnostics
         return result
@@ -128,10 +136,37 @@ def process_chunk(chunk: Chunk, context: ir.Context, pipeline: str | None,
             result.internal_errors = pass_context.internal_errors
             return result
     result.diagnostics = pass_context.diagnostics.diagnostics
-    result.output = module.operation.get_asm(
-        print_generic_op_form=args.mlir_print_op_generic,
-        enable_debug_info=args.mlir_print_debuginfo)
+    result.module = module
     return result
+
+
+def read_chunks(path: str, split: bool) -> tuple[str, list[Chunk]]:
+    """(name used in diagnostics, chunks) of a text or bytecode input."""
+    filename, data = read_input(path)
+    if is_bytecode(data):
+        if split:
+            raise CommandLineError("--split-input-file needs MLIR text, the input is bytecode",
+                                   f"{filename}:1:1")
+        return filename, [Chunk("", 1, data)]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CommandLineError("cannot read input file: not UTF-8 text and not MLIR bytecode",
+                               f"{filename}:1:1") from None
+    return filename, split_input(text, split)
+
+
+def write_results(modules: list[ir.Module], args) -> None:
+    if emit_format(args.output, args.emit) == "bytecode":
+        if len(modules) != 1:
+            raise CommandLineError(f"bytecode holds one module, --split-input-file gave "
+                                   f"{len(modules)}: write text")
+        write_program(modules[0], args.output, "bytecode")
+        return
+    texts = [module.operation.get_asm(print_generic_op_form=args.mlir_print_op_generic,
+                                      enable_debug_info=args.mlir_print_debuginfo)
+             for module in modules]
+    write_output(args.output, f"\n{SPLIT_MARKER}\n".join(texts))
 
 
 def run(argv: list[str]) -> int:
@@ -146,14 +181,14 @@ def run(argv: list[str]) -> int:
         print(f"<target>:1:1: error: invalid --target '{args.target}': {error}", file=sys.stderr)
         return 1
     pipeline = pipeline_text(args)
-    filename, text = read_input(args.input)
+    filename, chunks = read_chunks(args.input, args.split_input_file)
     context = make_context()
     if args.mlir_print_ir_before_all or args.mlir_print_ir_after_all:
         context.enable_multithreading(False)
 
     outputs, failed, verify_failures = [], False, []
-    for chunk in split_input(text, args.split_input_file):
-        result = process_chunk(chunk, context, pipeline, target, args)
+    for chunk in chunks:
+        result = process_chunk(chunk, context, pipeline, target, args, filename)
         if args.verify_diagnostics:
             expectations = parse_expectations(chunk.text, filename, chunk.first_line)
             verify_failures += verify(result.diagnostics, expectations, filename)
@@ -166,8 +201,8 @@ def run(argv: list[str]) -> int:
                     print(trace, file=sys.stderr)
         if any(d.severity == "error" for d in result.diagnostics):
             failed = True
-        elif result.output is not None:
-            outputs.append(result.output)
+        elif result.module is not None:
+            outputs.append(result.module)
 
     if args.verify_diagnostics:
         for failure in verify_failures:
@@ -175,8 +210,9 @@ def run(argv: list[str]) -> int:
         status = 1 if verify_failures else 0
     else:
         status = 1 if failed else 0
-    if status == 0 or not args.verify_diagnostics:
-        write_output(args.output, f"\n{SPLIT_MARKER}\n".join(outputs))
+    # A failure writes no output file; standard output still shows what succeeded.
+    if status == 0 or (args.output == "-" and not args.verify_diagnostics):
+        write_results(outputs, args)
     return status
 
 

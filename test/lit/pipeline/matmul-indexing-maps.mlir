@@ -2,17 +2,19 @@
 // RUN: atvoss-opt %s --npu-pipeline | atvoss-sim - --report=table | FileCheck %s --check-prefix=SIM
 // RUN: atvoss-opt %s --npu-pipeline --remarks -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 
-// A matmul with B transposed through indexing_maps: the NPU does not run it,
-// the fallback engine does (generalized: 16x12x8 points x 2 body ops x 8 cycles).
+// A matmul with B transposed through indexing_maps is a matmul all the same:
+// npu-normalize-contractions transposes B (vector unit) and the matrix unit
+// runs the product; nothing is left on the fallback engine.
 
 // CHECK-LABEL: func.func @main
-// CHECK:         "npu.fill"
-// CHECK:         linalg.matmul indexing_maps = [#map, #map1, #map2] ins(%arg0, %arg1 : memref<16x8xf32>, memref<12x8xf32>)
+// CHECK:         "npu.transpose"({{.*}}) {permutation = array<i64: 1, 0>} : (memref<12x8xf32, 1>, memref<8x12xf32, 1>)
+// CHECK:         "npu.matmul"({{.*}}) {accumulate = false, activation = "none"} : (memref<16x8xf32, 1>, memref<8x12xf32, 1>, memref<16x12xf32, 1>)
+// CHECK-NOT:     linalg.
 
-// SIM: fallback 24,576
-// SIM: linalg.generic {{.*}} fallback 1 24,576 1,536
+// SIM: fallback 0 0.0%
+// SIM: npu.matmul {{.*}} matrix 1 {{[0-9,]+}} 1,536
 
-// REMARK: remark: 'linalg.matmul' stays on the fallback engine: linalg.matmul with non-default indexing maps (transposed operands)
+// REMARK: remark: 'linalg.matmul' is a contraction: runs as 'linalg.matmul', rhs transposed first
 func.func @main(%a: tensor<16x8xf32>, %b: tensor<12x8xf32>) -> tensor<16x12xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<16x12xf32>

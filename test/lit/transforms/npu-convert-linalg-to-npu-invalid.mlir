@@ -18,7 +18,7 @@ func.func @exp$on_sram(%x: memref<16xf32, 1>, %y: memref<16xf32, 1>) {
 // -----
 
 func.func @matmul$mixed_on_sram(%a: memref<8x8xf16, 1>, %b: memref<8x8xf32, 1>, %c: memref<8x8xf32, 1>) {
-  // expected-error @below {{'linalg.matmul' on SRAM tiles has no npu instruction: the matrix unit takes fp16/bf16/fp32/int8 operands of one type, got f16 and f32}}
+  // expected-error @below {{'linalg.matmul' on SRAM tiles has no npu instruction: the matrix unit takes fp16/fp32/int8 operands of one type, got f16 and f32}}
   linalg.matmul ins(%a, %b : memref<8x8xf16, 1>, memref<8x8xf32, 1>) outs(%c : memref<8x8xf32, 1>)
   return
 }

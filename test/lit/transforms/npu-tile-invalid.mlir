@@ -58,3 +58,21 @@ func.func @pool$fewer_stages(%x: memref<1x4x100x8xf16>) -> memref<1x4x100x8xf16>
     ins(%x, %k : memref<1x4x100x8xf16>, memref<1x1xf16>) outs(%y : memref<1x4x100x8xf16>)
   return %y : memref<1x4x100x8xf16>
 }
+
+// -----
+
+// bf16 runs on no engine (the simulator has no bf16 arithmetic): refused at the op.
+
+func.func @matmul$bf16(%a: memref<64x64xbf16>, %b: memref<64x64xbf16>, %c: memref<64x64xf32>) {
+  // expected-error @below {{'linalg.matmul': bf16 is not supported (the simulator has no bf16 arithmetic: numpy has no bfloat16); use f16 or f32}}
+  linalg.matmul ins(%a, %b : memref<64x64xbf16>, memref<64x64xbf16>) outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+func.func @elementwise$bf16(%a: memref<64xbf16>, %b: memref<64xbf16>, %c: memref<64xbf16>) {
+  // expected-error @below {{'linalg.add': bf16 is not supported}}
+  linalg.add ins(%a, %b : memref<64xbf16>, memref<64xbf16>) outs(%c : memref<64xbf16>)
+  return
+}

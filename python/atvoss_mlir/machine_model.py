@@ -1,0 +1,255 @@
+"""The machine model: what the compiler's cost model and the simulator's timing
+both know about the NPU, written once. `npu-tile` and `npu-select-conv-strategy`
+estimate with these functions, the simulator (sim/) times every op with them,
+`npu-allocate-sram` and the simulator place SRAM buffers with `first_fit`, and
+`npu-verify`, `npu-tile` and the frontend check element types against the
+tables below. A tile's estimated cycles therefore equal its simulated cycles.
+
+Matrix unit: the closed form of SCALE-Sim's compute cycles. A GEMM M x N x K
+maps onto an R x C array as
+  weight-stationary (ws): Sr = K rows, Sc = N columns, T = M rows streamed,
+                          each fold costs 2*R + C + T - 2
+                          (weight fill, stream, skew and drain);
+  output-stationary (os): Sr = M, Sc = N, T = K, each fold R + C + T - 2;
+folds = ceil(Sr/R) * ceil(Sc/C). A partial fold (the last one in each
+direction) costs as much as a full one: SCALE-Sim 3 maps every fold onto the
+whole array, so fill, skew and drain span all R rows and C columns (measured:
+GEMM 64x40x48 on 32x32 WS gives 631 = 4 * (64 + 32 + 62) - 1, not the 519 a
+partial-fold formula predicts; SCALE-Sim's "Total Cycles" is the sum minus one,
+the index of its last cycle, which is not subtracted here). `auto` takes the
+cheaper dataflow per op. A convolution is the GEMM with M = N*OH*OW, N = F,
+K = KH*KW*C. int8 packs `int8_speedup` MACs into one fp16 MAC slot, so the
+streamed part T is divided by it; fill and drain (the array's geometry) are
+not.
+
+Vector unit: elements (times window taps) / lanes + a pipeline latency.
+Fallback engine: elements (times ops per element) * the scalar rate.
+
+DMA: setup + the whole aligned bursts the DRAM side touches / bandwidth. The
+setup is the channel's own; the transfer uses DRAM, whose bandwidth
+(`-dram-bytes-per-cycle`) is the total of all channels: `SharedDram` books the
+transfers of concurrent DMAs one after another on one DRAM timeline.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from functools import lru_cache
+
+# -- element types -------------------------------------------------------------------------
+
+# Inputs the matrix unit multiplies, and the type it accumulates each in. It may
+# write either the input type or the accumulator type.
+MATRIX_INPUT_TYPES = ("f16", "f32", "i8")
+ACCUMULATOR_TYPE = {"f16": "f32", "f32": "f32", "i8": "i32"}
+# Element types of the vector unit's operands.
+VECTOR_TYPES = ("f16", "f32", "i8", "i32")
+# Types MLIR accepts that the NPU flow refuses, with the reason.
+REFUSED_TYPES = {"bf16": "bf16 is not supported (the simulator has no bf16 arithmetic: "
+                         "numpy has no bfloat16); use f16 or f32"}
+
+_SIZED_TYPE = re.compile(r"(?:[su]?i|bf|f)(\d+)(?:E\w+)?")
+
+
+@lru_cache(maxsize=1024)  # the tile search asks for the same few types very often
+def element_bytes(element_type) -> int | None:
+    """Bytes of one element of an MLIR element type (or its name); None for a
+    type without a size (complex, none, ...)."""
+    name = str(element_type)
+    if name == "index":
+        return 8
+    match = _SIZED_TYPE.fullmatch(name)
+    return max(1, (int(match[1]) + 7) // 8) if match else None
+
+
+def matrix_output_types(input_type: str) -> tuple[str, ...]:
+    """The element types the matrix unit may write for inputs of `input_type`."""
+    accumulator = ACCUMULATOR_TYPE[input_type]
+    return (input_type,) if accumulator == input_type else (input_type, accumulator)
+
+
+def refused_type_reason(element_type) -> str | None:
+    return REFUSED_TYPES.get(str(element_type))
+
+
+# -- matrix unit ---------------------------------------------------------------------------
+
+def _fold_sum(rows: int, cols: int, streamed: int, array_rows: int, array_cols: int,
+              row_weight: int) -> int:
+    """Sum over folds of row_weight*R + C + T - 2 (every fold spans the whole array)."""
+    folds = -(-rows // array_rows) * -(-cols // array_cols)
+    return folds * (row_weight * array_rows + array_cols + streamed - 2)
+
+
+def gemm_schedule(m: int, n: int, k: int, target, int8: bool = False) -> tuple[int, str]:
+    """(cycles, dataflow used) of an M x N x K GEMM on the matrix unit."""
+    speedup = target.int8_speedup if int8 else 1
+    rows, cols = target.array_rows, target.array_cols
+    ws = _fold_sum(k, n, -(-m // speedup), rows, cols, row_weight=2)
+    os_ = _fold_sum(m, n, -(-k // speedup), rows, cols, row_weight=1)
+    if target.dataflow == "ws":
+        return ws, "ws"
+    if target.dataflow == "os":
+        return os_, "os"
+    return (ws, "ws") if ws <= os_ else (os_, "os")
+
+
+def gemm_cycles(m: int, n: int, k: int, target, int8: bool = False) -> int:
+    return gemm_schedule(m, n, k, target, int8)[0]
+
+
+def peak_macs_per_cycle(target, int8: bool = False) -> int:
+    """MACs per cycle of the whole array: int8 packs `int8_speedup` per slot."""
+    return target.array_rows * target.array_cols * (target.int8_speedup if int8 else 1)
+
+
+# -- vector unit and fallback engine -------------------------------------------------------
+
+# Cycles from issue to the first result of the vector unit's pipeline.
+VECTOR_PIPELINE_LATENCY = 8
+
+
+def vector_cycles(elements: int, target, taps: int = 1) -> int:
+    """One vector-unit op writing `elements`, each reading `taps` inputs (a window)."""
+    return -(-elements * taps // target.vector_lanes) + VECTOR_PIPELINE_LATENCY
+
+
+def fallback_cycles(elements: int, ops_per_element: int, target) -> int:
+    return elements * max(1, ops_per_element) * target.fallback_cycles_per_element
+
+
+# -- DMA -----------------------------------------------------------------------------------
+
+@lru_cache(maxsize=65536)
+def dma_bursts(shape: tuple, strides: tuple, itemsize: int, start_byte: int, burst: int) -> int:
+    """Whole aligned bursts a strided DRAM view touches (strides in elements,
+    the view's first byte at `start_byte` from a burst boundary).
+
+    The innermost contiguous dimensions form one run; each run touches the
+    bursts from the one holding its first byte to the one holding its last.
+    Only where a run starts within a burst matters, so the runs are counted
+    per start position modulo the burst, not one by one."""
+    dims = [(n, s) for n, s in zip(shape, strides) if n != 1]
+    if any(n == 0 for n, _ in dims):
+        return 0
+    run_elements = 1
+    if dims and dims[-1][1] == 1:
+        while dims and dims[-1][1] == run_elements:
+            run_elements *= dims.pop()[0]
+    run_bytes = run_elements * itemsize
+    runs_at = {start_byte % burst: 1}  # start position in a burst -> runs starting there
+    for n, stride in dims:
+        step = stride * itemsize % burst
+        if step == 0:
+            runs_at = {at: runs * n for at, runs in runs_at.items()}
+            continue
+        period = burst // math.gcd(step, burst)
+        full, rest = divmod(n, period)
+        shifts = {i * step % burst: full + (i < rest) for i in range(min(n, period))}
+        moved: dict[int, int] = {}
+        for at, runs in runs_at.items():
+            for shift, times in shifts.items():
+                key = (at + shift) % burst
+                moved[key] = moved.get(key, 0) + runs * times
+        runs_at = moved
+    return sum(runs * -(-(at + run_bytes) // burst) for at, runs in runs_at.items())
+
+
+def dma_transfer_cycles(shape: tuple, strides: tuple, itemsize: int, start_byte: int,
+                        target) -> int:
+    """Cycles the DRAM side of a DMA occupies DRAM: its bursts at the bandwidth
+    (shape and strides are tuples: the burst count is cached)."""
+    burst = target.dma_burst_bytes
+    moved = dma_bursts(shape, strides, itemsize, start_byte % burst, burst) * burst
+    return -(-moved // target.dram_bytes_per_cycle)
+
+
+def dma_cycles(shape: tuple, strides: tuple, itemsize: int, start_byte: int, target) -> int:
+    """A DMA alone on the machine: setup, then the transfer of its DRAM view."""
+    return target.dma_setup_cycles + dma_transfer_cycles(shape, strides, itemsize, start_byte,
+                                                         target)
+
+
+def identity_strides(shape) -> tuple[int, ...]:
+    """Row-major strides (in elements) of a contiguous buffer of `shape`."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+class SharedDram:
+    """DRAM as one resource shared by every DMA channel.
+
+    A transfer occupies DRAM at the full bandwidth for its transfer cycles; two
+    transfers never overlap, so concurrent channels together move at most
+    `dram_bytes_per_cycle`. Each is booked into the earliest gap of the DRAM
+    timeline that starts no earlier than it is ready (after its channel's
+    setup, which overlaps other transfers freely). Booked intervals that end
+    before `horizon` (no op can start earlier any more) are forgotten.
+    """
+
+    __slots__ = ("starts", "ends")
+
+    def __init__(self):
+        self.starts: list[int] = []  # disjoint intervals [start, end), in time order
+        self.ends: list[int] = []
+
+    def book(self, ready: int, cycles: int, horizon: int) -> int:
+        """Book `cycles` of DRAM at or after `ready`; returns the start."""
+        starts, ends = self.starts, self.ends
+        if ends and ends[0] <= horizon:
+            past = bisect.bisect_right(ends, horizon)
+            del starts[:past], ends[:past]
+        index = bisect.bisect_right(ends, ready)
+        start = ready
+        while index < len(starts) and starts[index] < start + cycles:
+            start = max(start, ends[index])
+            index += 1
+        end = start + cycles
+        # Merge with touching neighbours: back-to-back transfers stay one interval.
+        joins_previous = index > 0 and ends[index - 1] == start
+        joins_next = index < len(starts) and starts[index] == end
+        if joins_previous and joins_next:
+            ends[index - 1] = ends[index]
+            del starts[index], ends[index]
+        elif joins_previous:
+            ends[index - 1] = end
+        elif joins_next:
+            starts[index] = start
+        else:
+            starts.insert(index, start)
+            ends.insert(index, end)
+        return start
+
+
+# -- SRAM placement ------------------------------------------------------------------------
+
+def aligned(value: int, alignment: int) -> int:
+    return -(-value // alignment) * alignment
+
+
+def first_fit(live, size: int, alignment: int) -> int:
+    """The lowest offset aligned to `alignment` where `size` bytes overlap none
+    of the `live` (offset, size) buffers; the caller checks the capacity."""
+    offset = 0
+    for placed, placed_size in sorted(live):
+        if offset + size <= placed:
+            break
+        offset = max(offset, aligned(placed + placed_size, alignment))
+    return offset
+
+
+# -- roofline ------------------------------------------------------------------------------
+
+def roofline_cycles(macs: int, int8_macs: int, compulsory_bytes: int, target) -> int:
+    """max(MACs at the peak of their element type, compulsory bytes at the
+    DRAM bandwidth): no schedule of the program can be faster."""
+    speedup = target.int8_speedup
+    # (other MACs) / peak + (int8 MACs) / (speedup * peak), in integers.
+    compute = -(-((macs - int8_macs) * speedup + int8_macs)
+                // (peak_macs_per_cycle(target) * speedup))
+    return max(compute, -(-compulsory_bytes // target.dram_bytes_per_cycle))
