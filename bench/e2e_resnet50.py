@@ -1,5 +1,5 @@
-"""ResNet-50 end to end: build the ONNX model (test/py/frontend/onnx_testing.py,
-25.6M parameters, 224x224, batch 1, random weights), import and compile it for
+"""ResNet-50 end to end: build the ONNX model (bench/zoo.py: opset 9, 25.6M
+parameters, 224x224, batch 1, random weights), import and compile it for
 the default target, then simulate it in timing-only mode.
 
 Prints the import + compile time, the simulation time, the total cycles, the
@@ -15,16 +15,12 @@ bytecode artifact < 110 MB (the fp32 weights are 102 MB).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "test",
-                                "py", "frontend"))
-
-import atvoss_mlir  # noqa: E402
-from onnx_testing import resnet50  # noqa: E402
+import atvoss_mlir
+from zoo import resnet50
 
 COMPILE_SECONDS_GOAL = 20.0
 SIMULATE_SECONDS_GOAL = 20.0

@@ -42,8 +42,9 @@ from ..recipes.problem import (ACTIVATION_ATTR, INIT_ATTR, LOOP_ORDER_ATTR, TILE
                                Window, built_op, tile_nest_root)
 from ..recipes.tile_ir import (add, both, choose, compare, div, index, maximum, minimum, mixed,
                                mul, rem, select_buffer, sub, subview, when)
+from ..block_order import unchanged_blocks
 from . import ModulePass, PassContext
-from .npu_tile import Schedule, reuse_period, trip_counts
+from .npu_tile import STAGES_ATTR, Schedule, reuse_period, trip_counts
 
 
 def sram_constant(value: float, buffer: ir.Value) -> ir.Value:
@@ -475,21 +476,52 @@ class TileProgram:
             npu.BarrierOp()
 
 
-def fallback_may_be_running(op, absorbed: list) -> bool:
+class FallbackTracker:
     """Whether an op left on the fallback engine (a linalg op or a memref.copy on
-    DRAM) precedes `op` in its block with no npu.barrier in between."""
-    skipped = {absorbed_op.operation for absorbed_op in absorbed}
-    running = False
-    for sibling in op.operation.block.operations:
-        sibling = sibling.operation
-        if sibling == op.operation:
-            return running
-        if sibling.name == "npu.barrier":
-            running = False
-        elif (sibling.name.startswith("linalg.") or sibling.name == "memref.copy") \
-                and sibling not in skipped:
-            running = True
-    return running
+    DRAM) precedes a tile nest in its block with no npu.barrier in between.
+
+    Each block's ops are listed once, before any op is lowered, and ops are
+    named by their (block, index) in that list. A lowered op's program leaves
+    nothing running after it at the top of its block: it starts with a barrier
+    when a fallback op may be running before it, and an untiled op's compute is
+    followed by one. So the search back from a tile nest stops at the previous
+    lowered one; the absorbed ops erased with it are skipped."""
+
+    def __init__(self):
+        self.blocks: dict = {}      # block -> [op name] in block order
+        self.position: dict = {}    # op -> (block, index), of live ops only
+        self.lowered: set = set()   # positions of lowered tile nests
+        self.erased: set = set()    # positions of absorbed ops, erased
+
+    def where(self, op) -> tuple:
+        """The position of `op` (before any op of its block is lowered)."""
+        op = op.operation
+        if op not in self.position:
+            block = op.block
+            siblings = [sibling.operation for sibling in block.operations]
+            self.blocks[block] = [sibling.name for sibling in siblings]
+            for index, sibling in enumerate(siblings):
+                self.position[sibling] = (block, index)
+        return self.position[op]
+
+    def may_be_running(self, nest: tuple, absorbed: list[tuple]) -> bool:
+        block, index = nest
+        names = self.blocks[block]
+        for before in range(index - 1, -1, -1):
+            at = (block, before)
+            if at in self.erased:
+                continue
+            if at in self.lowered or names[before] == "npu.barrier":
+                return False
+            if (names[before].startswith("linalg.") or names[before] == "memref.copy") \
+                    and at not in absorbed:
+                return True
+        return False
+
+    def lowered_with(self, nest: tuple, absorbed: list[tuple]) -> None:
+        """The nest at `nest` is lowered and the ops at `absorbed` are erased."""
+        self.lowered.add(nest)
+        self.erased.update(absorbed)
 
 
 def schedule_of(op, problem: TilingProblem) -> Schedule | None:
@@ -502,6 +534,14 @@ def schedule_of(op, problem: TilingProblem) -> Schedule | None:
     return Schedule(tiles, order, 0, 0)
 
 
+def op_stages(op, target) -> int:
+    """Pipeline stages of the op: fewer than the target's when npu-tile found
+    that only fewer fit."""
+    if STAGES_ATTR in op.attributes:
+        return ir.IntegerAttr(op.attributes[STAGES_ATTR]).value
+    return target.pipeline_stages
+
+
 @dataclass(frozen=True)
 class NpuPromoteToSram(ModulePass):
     argument = "npu-promote-to-sram"
@@ -511,13 +551,25 @@ class NpuPromoteToSram(ModulePass):
     def run(self, module: ir.Operation, context: PassContext) -> None:
         with module.context:
             target = context.target
-            for op in linalg_ops(module):
-                if TILE_SIZES_ATTR not in op.attributes:
-                    continue
-                try:
-                    problem = tiling_problem(op, target)
-                except Unsupported as reason:
-                    context.diagnostics.error(op.location, f"'{op.name}' cannot be lowered: {reason}")
+            fallback = FallbackTracker()
+            # The problems as npu-tile saw them, built before any op is lowered.
+            problems = []
+            with unchanged_blocks():
+                for op in linalg_ops(module):
+                    if TILE_SIZES_ATTR not in op.attributes:
+                        continue
+                    try:
+                        problem = tiling_problem(op, target)
+                    except Unsupported as reason:
+                        problems.append((op, reason, None, None))
+                        continue
+                    problems.append((op, problem, fallback.where(tile_nest_root(op.operation)),
+                                     [fallback.where(a) for a in problem.absorbed_ops]))
+                fallback.position.clear()   # ops are lowered and erased from here on
+            for op, problem, nest, absorbed_at in problems:
+                if isinstance(problem, Unsupported):
+                    context.diagnostics.error(op.location, f"'{op.name}' cannot be lowered: "
+                                                           f"{problem}")
                     continue
                 schedule = schedule_of(op, problem)
                 loop = flatten(op) if schedule is not None else None
@@ -526,10 +578,10 @@ class NpuPromoteToSram(ModulePass):
                                                            f"{TILE_SIZES_ATTR}/{LOOP_ORDER_ATTR}")
                     continue
                 absorbed = problem.absorbed_ops
-                root = tile_nest_root(op.operation)
-                after_fallback = fallback_may_be_running(root, absorbed)
+                after_fallback = fallback.may_be_running(nest, absorbed_at)
+                fallback.lowered_with(nest, absorbed_at)
                 with op.location:
-                    TileProgram(problem, schedule, loop, target.pipeline_stages, target,
+                    TileProgram(problem, schedule, loop, op_stages(op, target), target,
                                 after_fallback).emit()
                 for absorbed_op in absorbed:
                     absorbed_op.erase()

@@ -38,6 +38,7 @@ from ..machine_model import (ACCUMULATOR_TYPE, MATRIX_INPUT_TYPES, element_bytes
                              refused_type_reason)
 from ..target import NpuTarget
 from . import ModulePass, PassContext
+from ..block_order import block_ops, unchanged_blocks
 
 # Operand names of each npu op, in operand order (from dialects/npu.td).
 OPERAND_NAMES = {
@@ -80,6 +81,13 @@ class NpuVerify(ModulePass):
     summary = "Check SRAM placement, shapes, DMA token use and SRAM offsets of npu ops"
 
     def run(self, module: ir.Operation, context: PassContext) -> None:
+        try:
+            with unchanged_blocks():
+                self.check(module, context)
+        finally:
+            _TOKEN_TYPES.clear()  # its types keep their context alive
+
+    def check(self, module: ir.Operation, context: PassContext) -> None:
         report = Reporter(context.diagnostics)
         target = context.target
         for op in walk_ops(module):
@@ -104,18 +112,11 @@ class Reporter:
                                [Diagnostic("note", note, other.location) for other, note in notes])
 
 
-def operations(block: ir.Block):
-    """The ops of a block as ir.Operation: an OpView's `.name` may be one of
-    its attributes (memref.get_global's symbol), not the op name."""
-    return [op.operation for op in block.operations]
-
-
 def walk_ops(op):
     """Every op nested in `op`, in pre-order (program order)."""
     for region in op.regions:
         for block in region.blocks:
-            for nested in block.operations:
-                nested = nested.operation  # an OpView's .name may be an attribute
+            for nested in block_ops(block):
                 yield nested
                 yield from walk_ops(nested)
 
@@ -128,8 +129,16 @@ def is_memref(value: ir.Value) -> bool:
     return isinstance(value.type, ir.MemRefType)
 
 
+_TOKEN_TYPES: dict = {}    # type -> whether it is !npu.token (printing a type is slow),
+                           # during one npu-verify run
+
+
 def is_token(value: ir.Value) -> bool:
-    return str(value.type) == "!npu.token"
+    type_ = value.type
+    found = _TOKEN_TYPES.get(type_)
+    if found is None:
+        found = _TOKEN_TYPES[type_] = str(type_) == "!npu.token"
+    return found
 
 
 def dims(value: ir.Value) -> list[int | None]:
@@ -667,7 +676,7 @@ def check_dma_hazards(block: ir.Block, inherited: dict[ir.Value, PendingDma],
         for argument in list(block.arguments)[1:]:
             if is_token(argument):
                 add_pending(pending, argument)
-    for op in operations(block):
+    for op in block_ops(block):
         if op.name == "npu.dealloc":
             check_dealloc(op, pending, report)
         for index, reads, writes in memory_accesses(op):
@@ -685,7 +694,7 @@ def check_dma_after_compute(block: ir.Block, running: dict[ir.Value, list], repo
     writing) races with it. `running` maps buffer roots to (op, writes) pairs;
     returns the state at the end of the block."""
     running = {buffer: list(users) for buffer, users in running.items()}
-    for op in operations(block):
+    for op in block_ops(block):
         if op.name == "npu.barrier":
             running.clear()
         elif op.name in DMA_OPS:
@@ -750,7 +759,7 @@ class LifetimeNumbering:
 
     def visit(self, block: ir.Block) -> None:
         in_block = []
-        for op in operations(block):
+        for op in block_ops(block):
             self.last_number += 1
             if op.name == "npu.alloc":
                 buffer = placed_buffer(op, self.last_number)
@@ -778,13 +787,17 @@ def check_sram_offsets(function, report: Reporter, target: NpuTarget) -> None:
         if end > target.max_sram_bytes:
             report.error(buffer.alloc, f"buffer at bytes {buffer.byte_range} ends at byte {end}, "
                                        f"beyond the SRAM capacity of {target.max_sram_bytes} bytes")
-    for later_index, later in enumerate(buffers):
-        for earlier in buffers[:later_index]:
-            lifetimes_overlap = earlier.last_op >= later.first_op
+    # Buffers come in order of their first op, so one that has died before a
+    # buffer starts is dead for every later one: only the live ones are compared.
+    live: list = []
+    for later in buffers:
+        live = [earlier for earlier in live if earlier.last_op >= later.first_op]
+        for earlier in live:
             bytes_overlap = (earlier.offset < later.offset + later.size
                              and later.offset < earlier.offset + earlier.size)
-            if lifetimes_overlap and bytes_overlap:
+            if bytes_overlap:
                 report.error(later.alloc, f"SRAM bytes {later.byte_range} overlap bytes "
                                           f"{earlier.byte_range} of a buffer that is still live",
                              [(earlier.alloc, f"the live buffer at bytes {earlier.byte_range} "
                                               f"is allocated here")])
+        live.append(later)

@@ -8,19 +8,14 @@ from __future__ import annotations
 
 from mlir import ir
 
+from .. import block_order
 from .problem import (TilingProblem, Unsupported, constant_value, ins_outs, static_shape,
                       tile_nest_root, type_name)
 
 
 def ops_before(op) -> list:
     """The ops before `op` (before its tile nest, when tiled) in its block, nearest first."""
-    op = tile_nest_root(op.operation)
-    before = []
-    for candidate in op.block.operations:
-        if candidate == op:
-            return before[::-1]
-        before.append(candidate)
-    return before[::-1]
+    return block_order.ops_before(tile_nest_root(op.operation))
 
 
 VIEWS = ("memref.subview", "memref.cast", "memref.collapse_shape", "memref.expand_shape",

@@ -15,12 +15,12 @@ from .problem import TILE_LOOP_ATTR
 TARGET_ATTR = "npu.transform_target"
 
 
-def _apply(payload_root, body: str) -> None:
+def _apply(payload_root, body: str, marker: str = TARGET_ATTR) -> None:
     script = ir.Module.parse(
         "module attributes {transform.with_named_sequence} {\n"
         "  transform.named_sequence @__transform_main("
         "%root: !transform.any_op {transform.readonly}) {\n"
-        f"    %target = transform.structured.match attributes {{\"{TARGET_ATTR}\"}} in %root"
+        f"    %target = transform.structured.match attributes {{\"{marker}\"}} in %root"
         " : (!transform.any_op) -> !transform.any_op\n"
         f"{body}    transform.yield\n  }}\n}}")
     interpreter.apply_named_sequence(payload_root, script.body.operations[0], script)
@@ -32,27 +32,38 @@ def enclosing_function(op) -> ir.Operation:
     return op
 
 
-def tile_with_loops(op, loop_tiles: list[int], interchange: list[int]) -> None:
+def tile_with_loops(op, loop_tiles: list[int], interchange: list[int],
+                    marker: str | None = None) -> None:
     """Tile `op` (sizes per loop of the linalg op, 0 = not tiled; loops
     outermost first as `interchange` orders them) into scf.for loops over the
-    op on memref.subviews. The outermost loop gets TILE_LOOP_ATTR."""
+    op on memref.subviews. The outermost loop gets TILE_LOOP_ATTR.
+
+    The transform finds the op by a marker attribute. With `marker` (a name
+    no other op carries), the tiled op keeps it until `remove_markers`, so
+    that tiling many ops walks the function once, not once per op."""
     count = sum(1 for size in loop_tiles if size)
     if count == 0:
         return
     function = enclosing_function(op.operation)
-    op.attributes[TARGET_ATTR] = ir.UnitAttr.get()
+    name = marker or TARGET_ATTR
+    op.attributes[name] = ir.UnitAttr.get()
     results = ", ".join(["!transform.any_op"] * (count + 1))
     _apply(function,
            f"    %tiled, %loops:{count} = transform.structured.tile_using_for %target "
            f"tile_sizes {list(loop_tiles)} interchange = {list(interchange)} : "
            f"(!transform.any_op) -> ({results})\n"
-           f"    transform.annotate %loops#0 \"{TILE_LOOP_ATTR}\" : !transform.any_op\n")
+           f"    transform.annotate %loops#0 \"{TILE_LOOP_ATTR}\" : !transform.any_op\n", name)
+    if marker is None:
+        remove_markers(function, TARGET_ATTR)
 
+
+def remove_markers(root, prefix: str) -> None:
+    """Remove the attributes whose name starts with `prefix` from every op in `root`."""
     def unmark(nested):
-        if TARGET_ATTR in nested.attributes:
-            del nested.attributes[TARGET_ATTR]
+        for name in [n for n in nested.attributes if n.startswith(prefix)]:
+            del nested.attributes[name]
         return ir.WalkResult.ADVANCE
-    function.walk(unmark)
+    root.walk(unmark)
 
 
 def tile_loops(op) -> list:

@@ -108,14 +108,11 @@ def scratch(op, shape: list[int], element_type, fill: float | None = None) -> ir
         buffer = npu.AllocOp(npu.sram_memref(shape, element_type)).result
         if fill is not None:
             npu.FillOp(buffer, fill)
-    release = None
-    following = False
-    for sibling in root.block.operations:
-        if sibling.operation == root:
-            following = True
-        elif following and sibling.name == "npu.dealloc":
-            release = sibling
-            break
+    # The first npu.dealloc after the loop (stepping from op to op: the
+    # bindings have no next-op link, an insertion point after an op has one).
+    release = ir.InsertionPoint.after(root).ref_operation
+    while release is not None and release.operation.name != "npu.dealloc":
+        release = ir.InsertionPoint.after(release).ref_operation
     point = ir.InsertionPoint(release) if release is not None else ir.InsertionPoint.after(root)
     with point:
         npu.DeallocOp(buffer)

@@ -1,10 +1,12 @@
 // RUN: atvoss-opt %s -split-input-file -verify-diagnostics -npu-tile --target='npu -max-sram-bytes=4096 -tile-min=8'
 
-// Even the smallest tiles (one output row of 112 pixels, 8 filters, the 7x7
-// window's input rows) do not fit 4 KiB with double buffering: a located error.
+// Even the smallest tiles within -tile-min (one output row of 112 pixels, 8
+// filters, the 7x7 window's input rows) do not fit 4 KiB with double
+// buffering (31168 B). The search goes on with one stage and tiles below
+// -tile-min, finds a schedule that fits, and says what it gave up.
 
 func.func @conv$no_fit(%x: memref<1x229x229x3xf16>, %w: memref<7x7x3x64xf16>, %y: memref<1x112x112x64xf32>) {
-  // expected-error @below {{'linalg.conv_2d_nhwc_hwcf' does not fit in SRAM: working set 31168 B exceeds SRAM budget 4096 B}}
+  // expected-remark @below {{'linalg.conv_2d_nhwc_hwcf': tiles n1xoh1xow112xf1xc1, loops (n,ow,oh,f,c), working set 3808 B, estimated 32062464 cycles; fits only with tiles below -tile-min=8 and 1 pipeline stage (the smallest working set is 31168 B, above the SRAM budget 4096 B otherwise)}}
   linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
     ins(%x, %w : memref<1x229x229x3xf16>, memref<7x7x3x64xf16>) outs(%y : memref<1x112x112x64xf32>)
   return
@@ -12,14 +14,16 @@ func.func @conv$no_fit(%x: memref<1x229x229x3xf16>, %w: memref<7x7x3x64xf16>, %y
 
 // -----
 
-// Pooling keeps the whole output width: three input rows of 4000 pixels do not fit.
+// Pooling keeps the whole output width: three input rows of 4000 pixels do
+// not fit, even one channel at a time with one stage. The error names the
+// smallest working set found and the budget that would hold it.
 
 func.func @pool$no_fit(%x: memref<1x4x4000x8xf16>) -> memref<1x2x3998x8xf16> {
   %lowest = arith.constant 0xFC00 : f16
   %y = memref.alloc() : memref<1x2x3998x8xf16>
   linalg.fill ins(%lowest : f16) outs(%y : memref<1x2x3998x8xf16>)
   %k = memref.alloc() : memref<3x3xf16>
-  // expected-error @below {{'linalg.pooling_nhwc_max' does not fit in SRAM: working set 383936 B exceeds SRAM budget 4096 B}}
+  // expected-error @below {{'linalg.pooling_nhwc_max' does not fit in SRAM: working set 32000 B exceeds SRAM budget 4096 B even with 1 pipeline stage and tiles down to 1; -max-sram-bytes=32768 would fit}}
   linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
     ins(%x, %k : memref<1x4x4000x8xf16>, memref<3x3xf16>) outs(%y : memref<1x2x3998x8xf16>)
   return %y : memref<1x2x3998x8xf16>
@@ -36,6 +40,23 @@ func.func @pool$init_from_argument(%x: memref<1x8x8x8xf16>, %y: memref<1x6x6x8xf
   linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
     ins(%x, %k : memref<1x8x8x8xf16>, memref<3x3xf16>) outs(%y : memref<1x6x6x8xf16>)
   return
+}
+
+// -----
+
+// One row of 100 pixels, 8 channels, in and out: 6400 B with double
+// buffering, 3200 B with one stage. The search drops to one stage for this
+// op (npu.pipeline_stages = 1) and says why.
+
+func.func @pool$fewer_stages(%x: memref<1x4x100x8xf16>) -> memref<1x4x100x8xf16> {
+  %lowest = arith.constant 0xFC00 : f16
+  %y = memref.alloc() : memref<1x4x100x8xf16>
+  linalg.fill ins(%lowest : f16) outs(%y : memref<1x4x100x8xf16>)
+  %k = memref.alloc() : memref<1x1xf16>
+  // expected-remark @below {{'linalg.pooling_nhwc_max': tiles n1xoh1xow100xc8, loops (n,oh,ow,c), working set 3200 B, estimated 1084 cycles; fits only with 1 pipeline stage instead of 2 (with 2, the smallest working set is 6400 B, above the SRAM budget 4096 B)}}
+  linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %k : memref<1x4x100x8xf16>, memref<1x1xf16>) outs(%y : memref<1x4x100x8xf16>)
+  return %y : memref<1x4x100x8xf16>
 }
 
 // -----

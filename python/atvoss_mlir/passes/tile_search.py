@@ -1,0 +1,372 @@
+"""The tile search of `npu-tile`: the cheapest schedule of a tiling problem
+that fits the SRAM budget.
+
+A schedule is a tile size per loop dimension and a loop order. The candidate
+space is the product of the per-dimension candidates (`candidates`) times the
+loop orders (`loop_orders`); the cost model of `npu_tile` is evaluated over
+the whole space at once, as numpy arrays:
+
+  - the quantities of one operand (tile bytes, DMA cycles of a tile) depend
+    only on the tile sizes of the loop dims it is indexed by, so they are
+    computed once per combination of those sizes and gathered into the space;
+  - a tile's compute cycles and SRAM temporaries are computed once per tile
+    tuple, shared by every loop order;
+  - reuse periods, buffer counts, working sets and estimated cycles are array
+    expressions over (tile tuples x loop orders).
+
+The scalar functions (`working_set`, `estimate`, ...) state the model one
+candidate at a time; the array evaluation computes the same numbers, and
+`choose_schedule` picks the same schedule as a loop over them would: the
+cheapest that fits, ties to fewer and then larger tiles, then to the first
+candidate in the order of the space.
+
+Schedules are memoised per op signature (`signature`): the op, its operands'
+types and tiled regions, its loop dims, the attributes and details the cost
+depends on, the target and the search options.
+
+When nothing fits, `search` tries fewer pipeline stages (down to 1) and tiles
+below -tile-min (down to 1) and keeps the cheapest schedule found that way; a
+refusal names the smallest working set found and the -max-sram-bytes that
+would hold it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+
+from ..recipes.problem import element_bytes
+from ..target import NpuTarget
+
+# Attributes the search writes; they do not take part in an op's signature.
+SEARCH_ATTRIBUTES = ("npu.tile_sizes", "npu.loop_order", "npu.pipeline_stages")
+
+
+def _dma_cycles():
+    """npu_tile.dma_cycles, the DMA cycles of one operand tile (imported late:
+    npu_tile imports this module)."""
+    from .npu_tile import dma_cycles
+    return dma_cycles
+
+
+@dataclass(frozen=True)
+class Schedule:
+    tiles: tuple
+    order: tuple            # loop dims, outermost first
+    cycles: int
+    working_set: int
+
+
+# ---------------------------------------------------------------------------
+# The cost model, one candidate at a time
+# ---------------------------------------------------------------------------
+
+def trip_counts(problem, tiles) -> list[int]:
+    return [-(-d.size // t) for d, t in zip(problem.dims, tiles)]
+
+
+def reuse_period(operand, order, trips) -> int | None:
+    """Iterations of the flattened loop between two changes of the operand's
+    tile; None when it never changes (loaded once)."""
+    positions = [order.index(d) for d in operand.loop_dims() if trips[d] > 1]
+    if not positions:
+        return None
+    return math.prod(trips[d] for d in order[max(positions) + 1:])
+
+
+def buffer_count(operand, order, trips, stages: int) -> int:
+    return 1 if reuse_period(operand, order, trips) is None else stages
+
+
+def aligned(size, alignment: int):
+    return -(-size // alignment) * alignment
+
+
+def tile_bytes(operand, tiles) -> int:
+    return math.prod(operand.sram_shape(tiles)) * element_bytes(operand.element_type)
+
+
+def working_set(problem, tiles, order, stages: int, alignment: int = 1) -> int:
+    """SRAM bytes of all buffers of the op, each rounded up to the alignment."""
+    trips = trip_counts(problem, tiles)
+    total = aligned(problem.temporary_bytes(tiles), alignment)
+    for operand in problem.operands:
+        total += buffer_count(operand, order, trips, stages) * aligned(tile_bytes(operand, tiles),
+                                                                       alignment)
+    return total
+
+
+def estimate(problem, tiles, order, target: NpuTarget, stages: int) -> int:
+    dma_cycles = _dma_cycles()
+    trips = trip_counts(problem, tiles)
+    iterations = math.prod(trips)
+    compute = problem.compute_cycles(tiles)
+    dma = 0.0
+    for operand in problem.operands:
+        period = reuse_period(operand, order, trips) or iterations
+        dma += dma_cycles(operand, tiles, target) / period
+    per_iteration = max(compute, dma) if stages > 1 else compute + dma
+    # Filling the pipeline and draining it are not overlapped.
+    return int(iterations * per_iteration + (dma if stages > 1 else 0))
+
+
+# ---------------------------------------------------------------------------
+# The candidate space
+# ---------------------------------------------------------------------------
+
+def candidates(dim, target: NpuTarget) -> list[int]:
+    size = dim.size
+    if dim.candidates == "one":
+        return [1]
+    if dim.candidates == "full":
+        return [size]
+    if dim.candidates == "rows":
+        return sorted({-(-size // parts) for parts in range(1, size + 1)})
+    step = min(target.array_rows, target.array_cols)
+    cap = size if dim.candidates == "stream" else min(size, target.tile_max)
+    found = set()
+    if size <= target.tile_max:
+        found.add(size)
+    value = step
+    while value <= cap:
+        found.add(value)
+        value += step if value < 4 * step else 2 * step if value < 16 * step else 4 * step
+    value = step // 2
+    while value >= target.tile_min:
+        if value <= size:
+            found.add(value)
+        value //= 2
+    if dim.candidates == "stream":
+        found.add(size)
+    if not found:
+        found.add(min(size, max(target.tile_min, 1)))
+    return sorted(found)
+
+
+def loop_orders(problem) -> list[tuple]:
+    parallel = [i for i, d in enumerate(problem.dims) if not d.reduction]
+    reduction = tuple(i for i, d in enumerate(problem.dims) if d.reduction)
+    varied = [i for i in parallel if problem.dims[i].candidates not in ("one", "full")]
+    fixed = [i for i in parallel if i not in varied]
+    if problem.kind not in ("matmul", "batch_matmul", "conv2d") or len(varied) > 3:
+        return [tuple(parallel) + reduction]
+    return [tuple(fixed) + perm + reduction for perm in itertools.permutations(varied)]
+
+
+MAX_CANDIDATES = 40000
+
+
+def tile_grid(problem, target: NpuTarget, orders, explicit=None) -> list[list[int]]:
+    """Candidate tile sizes per loop dim, thinned to at most MAX_CANDIDATES
+    schedules (tile tuples x loop orders)."""
+    if explicit is not None:
+        return [[min(t, d.size)] for t, d in zip(explicit, problem.dims)]
+    per_dim = [candidates(d, target) for d in problem.dims]
+    while math.prod(len(c) for c in per_dim) * len(orders) > MAX_CANDIDATES:
+        longest = max(range(len(per_dim)), key=lambda i: len(per_dim[i]))
+        per_dim[longest] = per_dim[longest][::2] + ([per_dim[longest][-1]]
+                                                    if len(per_dim[longest]) % 2 == 0 else [])
+    return per_dim
+
+
+# ---------------------------------------------------------------------------
+# The cost model over the whole space
+# ---------------------------------------------------------------------------
+
+class Space:
+    """Tile tuples in the order of itertools.product(*per_dim), as arrays."""
+
+    def __init__(self, problem, per_dim: list[list[int]]):
+        self.problem = problem
+        self.per_dim = per_dim
+        shape = tuple(len(c) for c in per_dim)
+        # Index of each tuple's candidate per dim, last dim fastest.
+        self.index = [i.ravel() for i in np.indices(shape)]
+        self.tiles = np.stack([np.asarray(c, dtype=np.int64)[i]
+                               for c, i in zip(per_dim, self.index)], axis=1) \
+            if per_dim else np.zeros((1, 0), dtype=np.int64)
+        self.count = int(math.prod(shape))
+        sizes = np.array([d.size for d in problem.dims], dtype=np.int64)
+        self.trips = -(-sizes // self.tiles)
+        self.iterations = np.prod(self.trips, axis=1)
+
+    def per_tuple(self, function) -> np.ndarray:
+        """function(tiles) for every tile tuple: one call on the columns when the
+        function computes with arrays as with numbers (checked on samples),
+        one call per tuple otherwise."""
+        try:
+            with np.errstate(all="ignore"):
+                values = np.broadcast_to(np.asarray(function(self.columns()), dtype=np.float64),
+                                         (self.count,))
+        except Exception:  # noqa: BLE001 (branches on a value, min() of arrays, ...)
+            values = None
+        rows = self.tiles.tolist()
+        samples = sorted({0, self.count // 2, self.count - 1})
+        if values is not None and all(values[i] == function(tuple(rows[i])) for i in samples):
+            return values
+        return np.array([function(tuple(row)) for row in rows], dtype=np.float64)
+
+    def columns(self) -> tuple:
+        """The tile sizes of each loop dim, one array per dim."""
+        return tuple(self.tiles[:, d] for d in range(self.tiles.shape[1]))
+
+    def reuse_periods(self, operand, order) -> tuple[np.ndarray, np.ndarray]:
+        """(period, changes) per tile tuple: iterations between two changes of
+        the operand's tile, and whether it changes at all."""
+        dims = operand.loop_dims()
+        period = np.ones(self.count, dtype=np.int64)
+        changes = np.zeros(self.count, dtype=bool)
+        for d in reversed(order):
+            if d in dims:
+                changes |= self.trips[:, d] > 1
+            else:
+                period = np.where(changes, period, period * self.trips[:, d])
+        return period, changes
+
+
+def transfer_cycles(operand, space: "Space", target: NpuTarget) -> np.ndarray:
+    """npu_tile.dma_cycles of the operand's tile for every tile tuple, computed
+    once per combination of the sizes of the loop dims the operand is indexed by."""
+    dma_cycles = _dma_cycles()
+    dims = sorted(operand.loop_dims())
+    probe = [c[0] for c in space.per_dim]
+    values = []
+    for combination in itertools.product(*(space.per_dim[d] for d in dims)):
+        for d, size in zip(dims, combination):
+            probe[d] = size
+        values.append(dma_cycles(operand, tuple(probe), target))
+    table = np.array(values, dtype=np.float64)
+    if not dims:
+        return np.full(space.count, table[0])
+    lengths = [len(space.per_dim[d]) for d in dims]
+    return table[np.ravel_multi_index([space.index[d] for d in dims], lengths)]
+
+
+def choose_schedule(problem, target: NpuTarget, stages: int, explicit: list[int] | None = None):
+    """(best Schedule or None, smallest working set seen)."""
+    orders = loop_orders(problem)
+    space = Space(problem, tile_grid(problem, target, orders, explicit))
+    alignment = target.sram_alignment
+    compute = space.per_tuple(problem.compute_cycles)
+    temporaries = aligned(space.per_tuple(problem.temporary_bytes).astype(np.int64), alignment)
+    columns = space.columns()
+    operands = [(operand,
+                 aligned(np.broadcast_to(tile_bytes(operand, columns), (space.count,)), alignment),
+                 transfer_cycles(operand, space, target))
+                for operand in problem.operands]
+    iterations = space.iterations.astype(np.float64)
+    sizes, cycles = [], []
+    for order in orders:
+        size = temporaries.copy()
+        dma = np.zeros(space.count, dtype=np.float64)
+        for operand, bytes_, transfer in operands:
+            period, changes = space.reuse_periods(operand, order)
+            size += np.where(changes, stages, 1) * bytes_
+            dma += transfer / np.where(changes, period, space.iterations)
+        if stages > 1:
+            total = iterations * np.maximum(compute, dma) + dma
+        else:
+            total = iterations * (compute + dma)
+        sizes.append(size)
+        cycles.append(np.trunc(total).astype(np.int64))
+    # Flattened as the loop nest visits them: tile tuples outside, orders inside.
+    sizes = np.stack(sizes, axis=1).ravel()
+    cycles = np.stack(cycles, axis=1).ravel()
+    smallest = int(sizes.min())
+    fits = np.flatnonzero(sizes <= target.max_sram_bytes)
+    if fits.size == 0:
+        return None, smallest
+    tuple_of = fits // len(orders)
+    key_iterations = space.iterations[tuple_of]
+    key_sum = -space.tiles.sum(axis=1)[tuple_of]
+    best = fits[np.lexsort((fits, key_sum, key_iterations, cycles[fits]))[0]]
+    tiles = tuple(int(t) for t in space.tiles[best // len(orders)])
+    return Schedule(tiles, orders[best % len(orders)], int(cycles[best]), int(sizes[best])), \
+        smallest
+
+
+def describe(problem, schedule: Schedule) -> str:
+    tiles = "x".join(f"{d.name}{t}" for d, t in zip(problem.dims, schedule.tiles))
+    order = ",".join(problem.dims[i].name for i in schedule.order)
+    return f"tiles {tiles}, loops ({order}), working set {schedule.working_set} B, " \
+           f"estimated {schedule.cycles} cycles"
+
+
+# ---------------------------------------------------------------------------
+# Memoised search with relaxation
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Outcome:
+    schedule: Schedule | None
+    stages: int             # pipeline stages the schedule is built for
+    smallest: int           # smallest working set of everything tried
+    relaxed: str = ""       # what the schedule gives up to fit, for the remark
+    refusal: str = ""       # why nothing fits and what would, when schedule is None
+
+
+def signature(problem) -> tuple:
+    """What a schedule depends on, as a hashable value: the op's name and the
+    attributes the search does not write (strides, dilations, strategy,
+    epilogue, maps), the problem's loop dims and details, and per operand its
+    memref type (shape, element type, layout) and the region a tile covers."""
+    op = problem.op
+    attributes = tuple(sorted((name, str(op.attributes[name])) for name in op.attributes
+                              if name not in SEARCH_ATTRIBUTES))
+    operands = tuple((o.role, str(o.value.type), o.region, o.is_output, o.dropped, o.pad_value)
+                     for o in problem.operands)
+    return (op.name, problem.kind, tuple(problem.dims), operands, attributes,
+            repr(problem.details))
+
+
+_MEMO: dict = {}
+MEMO_ENTRIES = 4096
+
+
+def search(problem, target: NpuTarget, stages: int, explicit: list[int] | None = None) -> Outcome:
+    """The schedule of `problem` for `target` with `stages` pipeline stages
+    (explicit tile sizes when given), memoised per op signature."""
+    key = (signature(problem), target, stages, tuple(explicit) if explicit is not None else None)
+    outcome = _MEMO.get(key)
+    if outcome is None:
+        if len(_MEMO) >= MEMO_ENTRIES:
+            _MEMO.clear()
+        outcome = _MEMO[key] = _search(problem, target, stages, explicit)
+    return outcome
+
+
+def _search(problem, target: NpuTarget, stages: int, explicit) -> Outcome:
+    schedule, smallest = choose_schedule(problem, target, stages, explicit)
+    if schedule is not None:
+        return Outcome(schedule, stages, smallest)
+    budget = target.max_sram_bytes
+    needs = f"the smallest working set is {smallest} B, above the SRAM budget {budget} B"
+    # Fewer stages first, then tiles below -tile-min; the cheapest fit wins.
+    small_tiles = dataclasses.replace(target, tile_min=1)
+    tries = [(target, fewer, f"{fewer} pipeline stage{'s' if fewer > 1 else ''} instead of "
+                             f"{stages} (with {stages}, {needs})")
+             for fewer in range(stages - 1, 0, -1)]
+    if explicit is None and target.tile_min > 1:
+        tries += [(small_tiles, fewer, f"tiles below -tile-min={target.tile_min}"
+                   + (f" and {fewer} pipeline stage{'s' if fewer > 1 else ''}"
+                      if fewer < stages else "") + f" ({needs} otherwise)")
+                  for fewer in range(stages, 0, -1)]
+    best = None
+    for relaxed_target, fewer, why in tries:
+        found, size = choose_schedule(problem, relaxed_target, fewer, explicit)
+        smallest = min(smallest, size)
+        if found is not None and (best is None or found.cycles < best.schedule.cycles):
+            best = Outcome(found, fewer, smallest, why)
+    if best is not None:
+        return dataclasses.replace(best, smallest=smallest)
+    what = "with these tile sizes" if explicit is not None else \
+        "even with 1 pipeline stage and tiles down to 1" if tries else ""
+    fit = aligned(smallest, 1024)
+    refusal = f"working set {smallest} B exceeds SRAM budget {budget} B" \
+        + (f" {what}" if what else "") + f"; -max-sram-bytes={fit} would fit"
+    return Outcome(None, stages, smallest, refusal=refusal)
