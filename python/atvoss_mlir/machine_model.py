@@ -122,7 +122,7 @@ def fallback_cycles(elements: int, ops_per_element: int, target) -> int:
 
 # -- DMA -----------------------------------------------------------------------------------
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=1 << 18)
 def dma_bursts(shape: tuple, strides: tuple, itemsize: int, start_byte: int, burst: int) -> int:
     """Whole aligned bursts a strided DRAM view touches (strides in elements,
     the view's first byte at `start_byte` from a burst boundary).
@@ -139,6 +139,9 @@ def dma_bursts(shape: tuple, strides: tuple, itemsize: int, start_byte: int, bur
         while dims and dims[-1][1] == run_elements:
             run_elements *= dims.pop()[0]
     run_bytes = run_elements * itemsize
+    if start_byte % burst == 0 and all(stride * itemsize % burst == 0 for _, stride in dims):
+        # Every run starts on a burst boundary (the common case of aligned rows).
+        return math.prod(n for n, _ in dims) * -(-run_bytes // burst)
     runs_at = {start_byte % burst: 1}  # start position in a burst -> runs starting there
     for n, stride in dims:
         step = stride * itemsize % burst

@@ -62,15 +62,21 @@ STAGES_ATTR = "npu.pipeline_stages"    # set when an op fits only with fewer sta
 # Cost model
 # ---------------------------------------------------------------------------
 
-def dma_cycles(operand: OperandTile, tiles, target: NpuTarget) -> int:
-    """The DMA of the operand's first tile (its DRAM view from the buffer's
-    start), timed by the machine model as the simulator times it."""
+def dma_view(operand: OperandTile) -> tuple:
+    """(shape, strides in elements, element bytes) of the operand's DRAM buffer
+    as its tiles read it (a strided region reads every stride-th element)."""
     memref = ir.MemRefType(operand.value.type)
     strides = tuple(stride * part.stride if isinstance(part, Strided) else stride
                     for stride, part in zip(machine_model.identity_strides(memref.shape),
                                             operand.region))
-    return machine_model.dma_cycles(tuple(operand.extents(tiles)), strides,
-                                    element_bytes(memref.element_type), 0, target)
+    return tuple(memref.shape), strides, element_bytes(memref.element_type)
+
+
+def dma_cycles(operand: OperandTile, tiles, target: NpuTarget) -> int:
+    """The DMA of the operand's first tile (its DRAM view from the buffer's
+    start), timed by the machine model as the simulator times it."""
+    _, strides, itemsize = dma_view(operand)
+    return machine_model.dma_cycles(tuple(operand.extents(tiles)), strides, itemsize, 0, target)
 
 
 def given_schedule(op, problem: TilingProblem, target: NpuTarget, stages: int):

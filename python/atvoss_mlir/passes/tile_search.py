@@ -41,6 +41,7 @@ import numpy as np
 from mlir import ir
 
 from ..recipes.problem import element_bytes
+from .. import machine_model
 from ..target import NpuTarget
 
 # Attributes the search writes; they do not take part in an op's signature.
@@ -52,6 +53,11 @@ def _dma_cycles():
     npu_tile imports this module)."""
     from .npu_tile import dma_cycles
     return dma_cycles
+
+
+def _dma_view():
+    from .npu_tile import dma_view
+    return dma_view
 
 
 @dataclass(frozen=True)
@@ -230,16 +236,19 @@ class Space:
 
 
 def transfer_cycles(operand, space: "Space", target: NpuTarget) -> np.ndarray:
-    """npu_tile.dma_cycles of the operand's tile for every tile tuple, computed
-    once per combination of the sizes of the loop dims the operand is indexed by."""
-    dma_cycles = _dma_cycles()
+    """npu_tile.dma_cycles of the operand's tile for every tile tuple: the
+    machine model's DMA cost, called once per combination of the sizes of the
+    loop dims the operand is indexed by (its view's strides and element size
+    are the same for all)."""
+    shape, strides, itemsize = _dma_view()(operand)
     dims = sorted(operand.loop_dims())
     probe = [c[0] for c in space.per_dim]
     values = []
     for combination in itertools.product(*(space.per_dim[d] for d in dims)):
         for d, size in zip(dims, combination):
             probe[d] = size
-        values.append(dma_cycles(operand, tuple(probe), target))
+        values.append(machine_model.dma_cycles(tuple(operand.extents(probe)), strides,
+                                               itemsize, 0, target))
     table = np.array(values, dtype=np.float64)
     if not dims:
         return np.full(space.count, table[0])
