@@ -38,6 +38,8 @@ import math
 import re
 from functools import lru_cache
 
+import numpy as np
+
 # -- element types -------------------------------------------------------------------------
 
 # Inputs the matrix unit multiplies, and the type it accumulates each in. It may
@@ -173,6 +175,32 @@ def dma_cycles(shape: tuple, strides: tuple, itemsize: int, start_byte: int, tar
     """A DMA alone on the machine: setup, then the transfer of its DRAM view."""
     return target.dma_setup_cycles + dma_transfer_cycles(shape, strides, itemsize, start_byte,
                                                          target)
+
+
+def dma_cycles_aligned(extents: np.ndarray, strides: tuple, itemsize: int, target):
+    """`dma_cycles` of many views of one buffer at once (rows of `extents`, the
+    views starting at a burst boundary), for the rows whose runs all start on a
+    burst boundary: (cycles, which rows that is). The other rows need
+    `dma_cycles` one by one."""
+    burst = target.dma_burst_bytes
+    rows = extents.shape[0]
+    merging = np.ones(rows, dtype=bool)
+    run = np.ones(rows, dtype=np.int64)
+    outer = np.ones(rows, dtype=np.int64)
+    aligned_rows = np.ones(rows, dtype=bool)
+    for axis in range(extents.shape[1] - 1, -1, -1):
+        n, stride = extents[:, axis], strides[axis]
+        kept = n != 1
+        merges = kept & merging & (run == stride)
+        run = np.where(merges, run * n, run)
+        outer_dim = kept & ~merges
+        merging &= ~outer_dim
+        outer = np.where(outer_dim, outer * n, outer)
+        if stride * itemsize % burst:
+            aligned_rows &= ~outer_dim
+    bursts = outer * -(-(run * itemsize) // burst)
+    transfer = -(-(bursts * burst) // target.dram_bytes_per_cycle)
+    return target.dma_setup_cycles + transfer, aligned_rows
 
 
 def identity_strides(shape) -> tuple[int, ...]:

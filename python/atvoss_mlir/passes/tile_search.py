@@ -236,23 +236,28 @@ class Space:
 
 
 def transfer_cycles(operand, space: "Space", target: NpuTarget) -> np.ndarray:
-    """npu_tile.dma_cycles of the operand's tile for every tile tuple: the
-    machine model's DMA cost, called once per combination of the sizes of the
-    loop dims the operand is indexed by (its view's strides and element size
-    are the same for all)."""
+    """npu_tile.dma_cycles of the operand's tile for every tile tuple, once per
+    combination of the sizes of the loop dims the operand is indexed by: as
+    arrays where the tiles' rows start on burst boundaries, by the machine
+    model's `dma_cycles` one by one elsewhere."""
     shape, strides, itemsize = _dma_view()(operand)
     dims = sorted(operand.loop_dims())
-    probe = [c[0] for c in space.per_dim]
-    values = []
-    for combination in itertools.product(*(space.per_dim[d] for d in dims)):
-        for d, size in zip(dims, combination):
-            probe[d] = size
-        values.append(machine_model.dma_cycles(tuple(operand.extents(probe)), strides,
-                                               itemsize, 0, target))
-    table = np.array(values, dtype=np.float64)
+    lengths = [len(space.per_dim[d]) for d in dims]
+    grid = [i.ravel() for i in np.indices(lengths)] if dims else []
+    tiles = [None] * len(space.per_dim)
+    for d, index in zip(dims, grid):
+        tiles[d] = np.asarray(space.per_dim[d], dtype=np.int64)[index]
+    count = int(math.prod(lengths))
+    extents = np.stack([np.broadcast_to(np.asarray(e, dtype=np.int64), (count,))
+                        for e in operand.extents(tiles)], axis=1) \
+        if operand.region else np.ones((count, 0), dtype=np.int64)
+    table, exact = machine_model.dma_cycles_aligned(extents, strides, itemsize, target)
+    table = table.astype(np.float64)
+    for row in np.flatnonzero(~exact):
+        table[row] = machine_model.dma_cycles(tuple(int(e) for e in extents[row]), strides,
+                                              itemsize, 0, target)
     if not dims:
         return np.full(space.count, table[0])
-    lengths = [len(space.per_dim[d]) for d in dims]
     return table[np.ravel_multi_index([space.index[d] for d in dims], lengths)]
 
 
