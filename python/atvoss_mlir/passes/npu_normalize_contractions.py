@@ -17,8 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import linalg, tensor
+from mlir.dialects import linalg
 
+from ..recipes.problem import copy_npu_attributes
 from . import ModulePass, PassContext
 from .npu_convert_layout import result_of, transposed
 
@@ -143,9 +144,7 @@ class NpuNormalizeContractions(ModulePass):
                                                                            found.rhs_order)
             builder = linalg.batch_matmul if found.batch else linalg.matmul
             result = result_of(builder(lhs, rhs, outs=[found.init]))
-        for name in [n for n in op.attributes]:
-            if name.startswith("npu."):
-                result.owner.attributes[name] = op.attributes[name]
+        copy_npu_attributes(op, result.owner)
         moved = [side for side, order in (("lhs", found.lhs_order), ("rhs", found.rhs_order))
                  if order != identity]
         how = f", {' and '.join(moved)} transposed first" if moved else ""
