@@ -10,7 +10,7 @@ from mlir.dialects import memref
 
 from ..dialects import npu
 from .problem import ACTIVATION_ATTR, INIT_ATTR, constant_value, tile_nest_root
-from .tile_ir import DYNAMIC, mixed, subview
+from .tile_ir import DYNAMIC, index, mixed, subview
 
 
 def in_sram(value: ir.Value) -> bool:
@@ -23,13 +23,8 @@ def in_sram(value: ir.Value) -> bool:
 def view_sizes(view: ir.Value) -> list:
     """The view's sizes: ints where static, memref.dim values otherwise."""
     shape = ir.MemRefType(view.type).shape
-    return [size if size != DYNAMIC else memref.dim(view, index_constant(axis))
+    return [size if size != DYNAMIC else memref.dim(view, index(axis))
             for axis, size in enumerate(shape)]
-
-
-def index_constant(value: int) -> ir.Value:
-    from mlir.dialects import arith
-    return arith.ConstantOp(ir.IndexType.get(), value).result
 
 
 def full_rank_view(view: ir.Value) -> ir.Value:
