@@ -21,6 +21,10 @@ uses `dense_resource` blobs instead (zero-copy, but opaque to Python
 passes). Either way the text form of a large model is mostly hex: write
 large programs as bytecode (`module.operation.write_bytecode`), or print with
 `elide_weights` to read them. README.md has the measurements.
+
+This module holds the API and the graph walk; `onnx_model` reads and checks
+the model before the walk, `handler_api` holds the handler and folder tables
+and `Node`.
 """
 
 from __future__ import annotations
@@ -28,7 +32,6 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import onnx
@@ -41,102 +44,10 @@ from ..machine_model import refused_type_reason
 from ..limits import (folded_bytes, format_bytes, format_limit, memory_limit,
                       onnx_folding_check, onnx_tensor_check)
 from . import builders as b
-
-MIN_OPSET = 9
-# A handler takes the node being imported and returns its outputs, each an
-# ir.Value, a numpy array (a constant) or None (an output not produced).
-Handler = Callable[["Node"], list]
-HANDLERS: dict[str, Handler] = {}
-# A folder evaluates a node whose inputs are all constants, with numpy.
-Folder = Callable[["Node", list], list]
-FOLDERS: dict[str, Folder] = {}
-
-
-def handles(*op_types: str):
-    def register(fn):
-        for op_type in op_types:
-            HANDLERS[op_type] = fn
-        return fn
-    return register
-
-
-def folds(*op_types: str):
-    def register(fn):
-        for op_type in op_types:
-            FOLDERS[op_type] = fn
-        return fn
-    return register
-
-
-class ImportFailure(Exception):
-    """Raised by a handler for a node it cannot import; becomes a located error."""
-
-
-class Node:
-    """The node being imported, as its handler sees it."""
-
-    def __init__(self, importer: "GraphImporter", proto: onnx.NodeProto, name: str,
-                 location: ir.Location):
-        self.importer = importer
-        self.proto = proto
-        self.name = name
-        self.op_type = proto.op_type
-        self.opset = importer.opset
-        self.location = location
-        self.attributes = {a.name: a for a in proto.attribute}
-
-    # inputs
-    @property
-    def input_count(self) -> int:
-        return len(self.proto.input)
-
-    def has_input(self, index: int) -> bool:
-        return index < len(self.proto.input) and self.proto.input[index] != ""
-
-    def constant(self, index: int) -> np.ndarray | None:
-        """The input as a numpy array if it is known at import time."""
-        if not self.has_input(index):
-            return None
-        value = self.importer.values[self.proto.input[index]]
-        return value if isinstance(value, np.ndarray) else None
-
-    def required_constant(self, index: int, what: str) -> np.ndarray:
-        value = self.constant(index)
-        if value is None:
-            raise ImportFailure(f"{what} (input {index}) must be a constant")
-        return value
-
-    def value(self, index: int) -> ir.Value | None:
-        """The input as an IR value (a constant input is materialized once)."""
-        if not self.has_input(index):
-            return None
-        return self.importer.materialize(self.proto.input[index])
-
-    def weight(self, array: np.ndarray, suffix: str) -> ir.Value:
-        """A constant derived from the node's inputs (a transposed weight, a
-        folded scale), stored like the model's weights."""
-        return self.importer.constant(array, f"{self.name}.{suffix}")
-
-    def shape(self, index: int) -> list[int]:
-        value = self.importer.values[self.proto.input[index]]
-        return list(value.shape) if isinstance(value, np.ndarray) else b.shape_of(value)
-
-    # attributes
-    def attr(self, name: str, default=None):
-        attribute = self.attributes.get(name)
-        if attribute is None:
-            return default
-        value = onnx.helper.get_attribute_value(attribute)
-        if isinstance(value, bytes):
-            return value.decode()
-        if isinstance(value, onnx.TensorProto):
-            return numpy_helper.to_array(value)
-        if isinstance(value, (list, tuple)):
-            return [v.decode() if isinstance(v, bytes) else v for v in value]
-        return value
-
-    def unsupported(self, what: str) -> ImportFailure:
-        return ImportFailure(f"{what} is not supported")
+from .handler_api import (FOLDERS, HANDLERS, Folder, Handler, ImportFailure,  # noqa: F401
+                          Node, folds, handles)
+from .onnx_model import (MIN_OPSET, arity_problem, default_opset, inferred_shapes,
+                         live_nodes, load_model, with_input_shapes)
 
 
 def _element_type(elem_type: int) -> ir.Type | None:
@@ -154,7 +65,7 @@ class GraphImporter:
         self.path = path
         self.context = context
         self.weights = weights
-        self.opset = _default_opset(model)
+        self.opset = default_opset(model)
         self.values: dict[str, ir.Value | np.ndarray | None] = {}
         self.materialized: dict[str, ir.Value] = {}
         self.resource_names: set[str] = set()
@@ -197,7 +108,7 @@ class GraphImporter:
             self.values[initializer.name] = numpy_helper.to_array(initializer)
         arguments = [i for i in graph.input if i.name not in self.values]
         argument_types = [self._argument_type(i) for i in arguments]
-        live = _live_nodes(graph)
+        live = live_nodes(graph)
 
         module = ir.Module.create()
         with ir.InsertionPoint(module.body):
@@ -255,7 +166,7 @@ class GraphImporter:
         if domain:
             raise error_at(location, f"node '{name}': op type '{domain}.{proto.op_type}' "
                            f"(domain '{domain}') is not supported")
-        arity = _arity_problem(proto, self.opset)
+        arity = arity_problem(proto, self.opset)
         if arity:
             raise error_at(location, f"node '{name}' ({proto.op_type}, opset {self.opset}): "
                            f"{arity}")
@@ -319,96 +230,7 @@ class GraphImporter:
                            f"'{name}' has shape {shape}, ONNX shape inference gives {inferred}")
 
 
-def _arity_problem(proto: onnx.NodeProto, opset: int) -> str | None:
-    """What is wrong with the node's inputs against its ONNX schema (a count out
-    of range, a required input left empty), or None."""
-    try:
-        schema = onnx.defs.get_schema(proto.op_type, opset, "")
-    except Exception:  # noqa: BLE001 - unknown op types are reported by the dispatch
-        return None
-    count = len(proto.input)
-    if not schema.min_input <= count <= schema.max_input:
-        return (f"has {count} inputs, the op takes {schema.min_input}"
-                + (f" to {schema.max_input}" if schema.max_input != schema.min_input else ""))
-    single = onnx.defs.OpSchema.FormalParameterOption.Single
-    for index, formal in enumerate(schema.inputs[:count]):
-        if formal.option == single and not proto.input[index]:
-            return f"input {index} ('{formal.name}') is required but empty"
-    return None
-
-
-def _default_opset(model: onnx.ModelProto) -> int:
-    for opset in model.opset_import:
-        if opset.domain in ("", "ai.onnx"):
-            return opset.version
-    return 1
-
-
-def _static_shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
-    shapes = {}
-    for info in list(model.graph.value_info) + list(model.graph.output):
-        if not info.type.HasField("tensor_type"):
-            continue
-        tensor_shape = info.type.tensor_type.shape
-        if not info.type.tensor_type.HasField("shape"):
-            continue
-        dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor_shape.dim]
-        if all(d is not None for d in dims):
-            shapes[info.name] = dims
-    return shapes
-
-
-def _live_nodes(graph: onnx.GraphProto) -> set[int]:
-    """Indices of the nodes some graph output depends on."""
-    producer = {}
-    for index, node in enumerate(graph.node):
-        for output in node.output:
-            producer[output] = index
-    live, work = set(), [o.name for o in graph.output]
-    while work:
-        index = producer.get(work.pop())
-        if index is None or index in live:
-            continue
-        live.add(index)
-        work.extend(n for n in graph.node[index].input if n)
-    return live
-
-
 # -- the public API ------------------------------------------------------------------------
-
-def _load(model_or_path) -> tuple[onnx.ModelProto, str | None]:
-    if isinstance(model_or_path, onnx.ModelProto):
-        return model_or_path, None
-    path = os.fspath(model_or_path)
-    position = SourcePosition(path, 1, 1)
-    try:
-        model = onnx.load(path)
-    except FileNotFoundError:
-        raise DiagnosticError([Diagnostic("error", "cannot read ONNX model: no such file",
-                                          position=position)]) from None
-    except OSError as error:
-        raise DiagnosticError([Diagnostic("error", f"cannot read ONNX model: {error.strerror}",
-                                          position=position)]) from None
-    except Exception as error:  # protobuf's DecodeError and friends
-        raise DiagnosticError([Diagnostic(
-            "error", f"cannot read ONNX model: the file is not a valid ONNX protobuf "
-            f"({type(error).__name__}: {error})", position=position)]) from None
-    if not model.graph.node and not model.graph.output:
-        raise DiagnosticError([Diagnostic(
-            "error", "cannot read ONNX model: the file holds no graph", position=position)])
-    return model, path
-
-
-def _with_input_shapes(model: onnx.ModelProto, input_shapes: dict) -> onnx.ModelProto:
-    model = onnx.ModelProto.FromString(model.SerializeToString())
-    for info in model.graph.input:
-        if info.name in input_shapes:
-            dims = info.type.tensor_type.shape.dim
-            del dims[:]
-            for size in input_shapes[info.name]:
-                dims.add().dim_value = int(size)
-    return model
-
 
 def import_onnx(model_or_path, context: ir.Context | None = None, *,
                 input_shapes: dict[str, list[int]] | None = None,
@@ -439,7 +261,7 @@ def import_onnx_model(model_or_path, context: ir.Context | None = None, *,
     is read once: its weights are most of it)."""
     if weights not in ("dense", "resource"):
         raise ValueError(f"weights must be 'dense' or 'resource', not {weights!r}")
-    model, path = _load(model_or_path)
+    model, path = load_model(model_or_path)
     initializers = {initializer.name for initializer in model.graph.initializer}
     input_names = [i.name for i in model.graph.input if i.name not in initializers]
     output_names = [o.name for o in model.graph.output]
@@ -450,8 +272,8 @@ def import_onnx_model(model_or_path, context: ir.Context | None = None, *,
 def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None,
             input_shapes: dict[str, list[int]] | None, weights: str) -> ir.Module:
     if input_shapes:
-        model = _with_input_shapes(model, input_shapes)
-    opset = _default_opset(model)
+        model = with_input_shapes(model, input_shapes)
+    opset = default_opset(model)
     if opset < MIN_OPSET:
         raise DiagnosticError([Diagnostic(
             "error", f"ONNX opset {opset} is not supported (opset {MIN_OPSET} or later)",
@@ -462,7 +284,7 @@ def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None
         raise DiagnosticError([Diagnostic("error", message, position=SourcePosition(
             path, index + 1, 1) if path else None)])
     try:
-        inferred = _inferred_shapes(model)
+        inferred = inferred_shapes(model)
     except Exception as error:
         raise DiagnosticError([Diagnostic(
             "error", f"ONNX shape inference failed: {error}",
@@ -473,7 +295,8 @@ def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None
         raise DiagnosticError([Diagnostic(
             "error", message, position=SourcePosition(path, 1 if index is None else index + 1, 1)
             if path else None)])
-    from . import ops_elementwise, ops_fold, ops_nn, ops_shape  # noqa: F401  (register handlers)
+    from . import (ops_conv, ops_elementwise, ops_fold, ops_nn,  # noqa: F401  (register handlers)
+                   ops_norm, ops_shape)
     context = context or _make_context()
     with context:
         try:
@@ -486,24 +309,6 @@ def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None
             raise DiagnosticError([Diagnostic(
                 "error", f"internal error importing the ONNX model: {type(error).__name__}: "
                 f"{error}", position=SourcePosition(path, 1, 1) if path else None)]) from None
-
-
-def _inferred_shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
-    """Static shapes of every value from onnx.shape_inference. Large
-    initializers are passed as typed graph inputs instead: inference needs
-    their shapes, not their bytes, and serializing them dominates its time."""
-    graph = model.graph
-    small = [i for i in graph.initializer if np.prod(i.dims) <= 4096]
-    large = [onnx.helper.make_tensor_value_info(i.name, i.data_type, list(i.dims))
-             for i in graph.initializer if np.prod(i.dims) > 4096]
-    declared = {i.name for i in graph.input}
-    slim = onnx.helper.make_graph(
-        graph.node, graph.name, list(graph.input) + [v for v in large if v.name not in declared],
-        graph.output, small, value_info=graph.value_info)
-    slim_model = onnx.helper.make_model(slim, opset_imports=list(model.opset_import),
-                                        ir_version=max(model.ir_version, 4))
-    inferred = onnx.shape_inference.infer_shapes(slim_model, strict_mode=False, data_prop=True)
-    return _static_shapes(inferred)
 
 
 def import_onnx_text(model_or_path, context: ir.Context | None = None, *,

@@ -1,0 +1,121 @@
+"""The ONNX model before its graph is walked: reading and validating the
+file, the opset, node inputs against their ONNX schemas, fixed input shapes,
+ONNX shape inference, and which nodes some graph output depends on."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+
+from ..diagnostics import Diagnostic, DiagnosticError, SourcePosition
+
+MIN_OPSET = 9
+
+
+def load_model(model_or_path) -> tuple[onnx.ModelProto, str | None]:
+    if isinstance(model_or_path, onnx.ModelProto):
+        return model_or_path, None
+    path = os.fspath(model_or_path)
+    position = SourcePosition(path, 1, 1)
+    try:
+        model = onnx.load(path)
+    except FileNotFoundError:
+        raise DiagnosticError([Diagnostic("error", "cannot read ONNX model: no such file",
+                                          position=position)]) from None
+    except OSError as error:
+        raise DiagnosticError([Diagnostic("error", f"cannot read ONNX model: {error.strerror}",
+                                          position=position)]) from None
+    except Exception as error:  # protobuf's DecodeError and friends
+        raise DiagnosticError([Diagnostic(
+            "error", f"cannot read ONNX model: the file is not a valid ONNX protobuf "
+            f"({type(error).__name__}: {error})", position=position)]) from None
+    if not model.graph.node and not model.graph.output:
+        raise DiagnosticError([Diagnostic(
+            "error", "cannot read ONNX model: the file holds no graph", position=position)])
+    return model, path
+
+
+def default_opset(model: onnx.ModelProto) -> int:
+    for opset in model.opset_import:
+        if opset.domain in ("", "ai.onnx"):
+            return opset.version
+    return 1
+
+
+def arity_problem(proto: onnx.NodeProto, opset: int) -> str | None:
+    """What is wrong with the node's inputs against its ONNX schema (a count out
+    of range, a required input left empty), or None."""
+    try:
+        schema = onnx.defs.get_schema(proto.op_type, opset, "")
+    except Exception:  # noqa: BLE001 - unknown op types are reported by the dispatch
+        return None
+    count = len(proto.input)
+    if not schema.min_input <= count <= schema.max_input:
+        return (f"has {count} inputs, the op takes {schema.min_input}"
+                + (f" to {schema.max_input}" if schema.max_input != schema.min_input else ""))
+    single = onnx.defs.OpSchema.FormalParameterOption.Single
+    for index, formal in enumerate(schema.inputs[:count]):
+        if formal.option == single and not proto.input[index]:
+            return f"input {index} ('{formal.name}') is required but empty"
+    return None
+
+
+def with_input_shapes(model: onnx.ModelProto, input_shapes: dict) -> onnx.ModelProto:
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    for info in model.graph.input:
+        if info.name in input_shapes:
+            dims = info.type.tensor_type.shape.dim
+            del dims[:]
+            for size in input_shapes[info.name]:
+                dims.add().dim_value = int(size)
+    return model
+
+
+def inferred_shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
+    """Static shapes of every value from onnx.shape_inference. Large
+    initializers are passed as typed graph inputs instead: inference needs
+    their shapes, not their bytes, and serializing them dominates its time."""
+    graph = model.graph
+    small = [i for i in graph.initializer if np.prod(i.dims) <= 4096]
+    large = [onnx.helper.make_tensor_value_info(i.name, i.data_type, list(i.dims))
+             for i in graph.initializer if np.prod(i.dims) > 4096]
+    declared = {i.name for i in graph.input}
+    slim = onnx.helper.make_graph(
+        graph.node, graph.name, list(graph.input) + [v for v in large if v.name not in declared],
+        graph.output, small, value_info=graph.value_info)
+    slim_model = onnx.helper.make_model(slim, opset_imports=list(model.opset_import),
+                                        ir_version=max(model.ir_version, 4))
+    inferred = onnx.shape_inference.infer_shapes(slim_model, strict_mode=False, data_prop=True)
+    return static_shapes(inferred)
+
+
+def static_shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
+    shapes = {}
+    for info in list(model.graph.value_info) + list(model.graph.output):
+        if not info.type.HasField("tensor_type"):
+            continue
+        tensor_shape = info.type.tensor_type.shape
+        if not info.type.tensor_type.HasField("shape"):
+            continue
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor_shape.dim]
+        if all(d is not None for d in dims):
+            shapes[info.name] = dims
+    return shapes
+
+
+def live_nodes(graph: onnx.GraphProto) -> set[int]:
+    """Indices of the nodes some graph output depends on."""
+    producer = {}
+    for index, node in enumerate(graph.node):
+        for output in node.output:
+            producer[output] = index
+    live, work = set(), [o.name for o in graph.output]
+    while work:
+        index = producer.get(work.pop())
+        if index is None or index in live:
+            continue
+        live.add(index)
+        work.extend(n for n in graph.node[index].input if n)
+    return live
