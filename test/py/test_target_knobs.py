@@ -74,7 +74,7 @@ VALUES = {
     "dram-bytes-per-cycle": [16], "dma-channels": [1], "dma-setup-cycles": [10],
     "dma-burst-bytes": [128], "vector-lanes": [16], "fallback-cycles-per-element": [2],
     "pipeline-stages": [1, 3], "layout-pref": ["NCHW"], "fusion": [0, 1],
-    "tile-min": [16], "tile-max": [16],
+    "tile-min": [64], "tile-max": [16],
 }
 OPTIONS = [f"{option}={value}" for option, values in VALUES.items() for value in values]
 

@@ -247,13 +247,7 @@ class TileProgram(TileSpace):
         self.op.erase()
 
     def loads(self, staged: Staged) -> bool:
-        """Whether the operand's tiles come from DRAM (inputs, and an output that
-        accumulates onto its initial contents)."""
-        operand = staged.operand
-        if not operand.is_output:
-            return True
-        return self.problem.kind in ("matmul", "batch_matmul", "conv2d") \
-            and self.problem.init_value is None
+        return self.problem.loads(staged.operand)
 
     def pipelined_iteration(self, t, groups, output_period) -> None:
         self.compute(t)

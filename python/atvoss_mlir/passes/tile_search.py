@@ -111,14 +111,41 @@ def estimate(problem, tiles, order, target: NpuTarget, stages: int) -> int:
     dma_cycles = _dma_cycles()
     trips = trip_counts(problem, tiles)
     iterations = math.prod(trips)
-    compute = problem.compute_cycles(tiles)
-    dma = 0.0
+    transfers = []
     for operand in problem.operands:
-        period = reuse_period(operand, order, trips) or iterations
-        dma += dma_cycles(operand, tiles, target) / period
-    per_iteration = max(compute, dma) if stages > 1 else compute + dma
-    # Filling the pipeline and draining it are not overlapped.
-    return int(iterations * per_iteration + (dma if stages > 1 else 0))
+        period = reuse_period(operand, order, trips)
+        transfers.append((operand, dma_cycles(operand, tiles, target), period or 1,
+                          period is not None))
+    return int(program_cycles(problem, stages, iterations, problem.compute_cycles(tiles),
+                              transfers))
+
+
+def program_cycles(problem, stages: int, iterations, compute, transfers):
+    """Cycles of the op's tile program (npu-promote-to-sram), for numbers or for
+    arrays over candidates. `transfers`: (operand, DMA cycles of one tile,
+    iterations between two changes of its tile, whether it changes at all).
+
+    With one stage every iteration loads, computes, then stores, in turn. With
+    more, iteration t computes tile t while tile t-1 is stored and tile t+1
+    loaded: the first loads (tile 0 and the resident tiles) and the last store
+    are not overlapped, the first iteration has no store and the last no load."""
+    first = loads = stores = fixed = 0.0
+    for operand, transfer, period, changes in transfers:
+        per_iteration = np.where(changes, transfer / period, 0.0)
+        once = np.where(changes, 0.0, transfer)
+        if problem.loads(operand):
+            first = first + transfer
+            loads = loads + per_iteration
+            fixed = fixed + once
+        if operand.is_output:
+            stores = stores + per_iteration
+            fixed = fixed + once
+            last = transfer
+    if stages == 1:
+        return np.trunc(iterations * (compute + loads + stores) + fixed)
+    many = first + np.maximum(compute, loads) + (iterations - 2) * np.maximum(
+        compute, loads + stores) + np.maximum(compute, stores) + last
+    return np.trunc(np.where(iterations > 1, many, first + compute + last))
 
 
 # ---------------------------------------------------------------------------
@@ -149,6 +176,8 @@ def candidates(dim, target: NpuTarget) -> list[int]:
         value //= 2
     if dim.candidates == "stream":
         found.add(size)
+    # -tile-min bounds the array-sized steps too; a whole dim is always a candidate.
+    found = {value for value in found if value >= target.tile_min or value == size}
     if not found:
         found.add(min(size, max(target.tile_min, 1)))
     return sorted(found)
@@ -277,17 +306,14 @@ def choose_schedule(problem, target: NpuTarget, stages: int, explicit: list[int]
     sizes, cycles = [], []
     for order in orders:
         size = temporaries.copy()
-        dma = np.zeros(space.count, dtype=np.float64)
+        transfers = []
         for operand, bytes_, transfer in operands:
             period, changes = space.reuse_periods(operand, order)
             size += np.where(changes, stages, 1) * bytes_
-            dma += transfer / np.where(changes, period, space.iterations)
-        if stages > 1:
-            total = iterations * np.maximum(compute, dma) + dma
-        else:
-            total = iterations * (compute + dma)
+            transfers.append((operand, transfer, period, changes))
         sizes.append(size)
-        cycles.append(np.trunc(total).astype(np.int64))
+        cycles.append(program_cycles(problem, stages, iterations, compute,
+                                     transfers).astype(np.int64))
     # Flattened as the loop nest visits them: tile tuples outside, orders inside.
     sizes = np.stack(sizes, axis=1).ravel()
     cycles = np.stack(cycles, axis=1).ravel()

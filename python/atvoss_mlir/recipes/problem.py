@@ -137,6 +137,13 @@ class TilingProblem:
     def operand(self, role: str) -> OperandTile:
         return next(o for o in self.operands if o.role == role)
 
+    def loads(self, operand: OperandTile) -> bool:
+        """Whether the operand's tiles come from DRAM: inputs, and the output of
+        a matrix op that accumulates onto its initial contents."""
+        if not operand.is_output:
+            return True
+        return self.kind in ("matmul", "batch_matmul", "conv2d") and self.init_value is None
+
 
 class Unsupported(Exception):
     """The NPU cannot run this op; the message says why."""

@@ -34,12 +34,12 @@ func.func @matmul$gemm_512(%a: memref<512x512xf16>, %b: memref<512x512xf16>, %c:
 // CHECK-LABEL: func.func @matmul$fill_folded
 // CHECK:         linalg.fill
 // CHECK-NOT:       npu.tile_sizes
-// CHECK:         linalg.matmul {{{.*}}npu.tile_sizes = array<i64: 100, 32, 70>}
+// CHECK:         linalg.matmul {{{.*}}npu.tile_sizes = array<i64: 100, 50, 32>}
 func.func @matmul$fill_folded(%a: memref<100x70xf16>, %b: memref<70x50xf16>) -> memref<100x50xf32> {
   %zero = arith.constant 0.0 : f32
   %c = memref.alloc() : memref<100x50xf32>
   linalg.fill ins(%zero : f32) outs(%c : memref<100x50xf32>)
-  // expected-remark @below {{'linalg.matmul': tiles m100xn32xk70, loops (m,n,k)}}
+  // expected-remark @below {{'linalg.matmul': tiles m100xn50xk32, loops (m,n,k)}}
   linalg.matmul ins(%a, %b : memref<100x70xf16>, memref<70x50xf16>) outs(%c : memref<100x50xf32>)
   return %c : memref<100x50xf32>
 }

@@ -6,10 +6,11 @@
 
 // CHECK:        // -----// IR Dump After npu-tile //----- //
 // CHECK-LABEL:  func.func @matmul
-// CHECK:          scf.for %[[K:.*]] = %{{.*}} to %c300 step %c32 {
-// CHECK:            %[[A:.*]] = memref.subview %arg0[0, %[[K]]] [200, %{{.*}}] [1, 1]
-// CHECK:            %[[B:.*]] = memref.subview %arg1[%[[K]], 0] [%{{.*}}, 100] [1, 1]
-// CHECK:            %[[C:.*]] = memref.subview %{{.*}}[0, 0] [200, 100] [1, 1]
+// CHECK:          scf.for %[[N:.*]] = %{{.*}} to %c100 step %c64 {
+// CHECK:            scf.for %[[K:.*]] = %{{.*}} to %c300 step %c64{{.*}} {
+// CHECK:              %[[A:.*]] = memref.subview %arg0[0, %[[K]]] [200, %{{.*}}] [1, 1]
+// CHECK:              %[[B:.*]] = memref.subview %arg1[%[[K]], %[[N]]] [%{{.*}}, %{{.*}}] [1, 1]
+// CHECK:              %[[C:.*]] = memref.subview %{{.*}}[0, %[[N]]] [200, %{{.*}}] [1, 1]
 // CHECK:            linalg.matmul {{.*}}ins(%[[A]], %[[B]] : {{.*}}) outs(%[[C]] :
 // CHECK:          } {npu.tile_loop}
 
