@@ -146,16 +146,24 @@ def Npu_WaitOp : Npu_Op<"wait"> {
   let arguments = (ins Variadic<Npu_TokenType>:$tokens);
 }
 
+def Npu_BarrierEnginesAttr : Npu_StrEnum<"barrier_engines", ["all", "compute"]>;
+
 def Npu_BarrierOp : Npu_Op<"barrier"> {
-  let summary = "wait until every engine is idle";
+  let summary = "wait until every engine, or every compute engine, is idle";
   let description = [{
     Later ops issue only when all DMA channels, the matrix unit and the vector
-    unit have finished everything issued before the barrier.
+    unit have finished everything issued before the barrier. With
+    `engines = "compute"` it waits for the matrix, vector and fallback engines
+    only: DMAs keep running (their tokens still need an `npu.wait`), and later
+    DMAs are ordered after the compute ops issued before it. This is what a
+    pipeline needs to refill a tile's buffer while other DMAs are in flight.
 
     ```mlir
     "npu.barrier"() : () -> ()
+    "npu.barrier"() {engines = "compute"} : () -> ()
     ```
   }];
+  let arguments = (ins OptionalAttr<Npu_BarrierEnginesAttr>:$engines);
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,7 +5,8 @@ Timing model
 Ops issue in program order from one sequencer. Issuing costs nothing and never
 blocks: every engine has its own command queue. The sequencer's issue time
 moves forward only at `npu.wait` (to the completion of the waited tokens) and
-`npu.barrier` (to the moment every engine is idle). An op starts at
+`npu.barrier` (to the moment every engine is idle; with `engines = "compute"`,
+every compute engine). An op starts at
 max(its engine's free time, the issue time, the finish of the compute ops it
 depends on); it then occupies its engine for its cycles.
 
@@ -181,6 +182,15 @@ class Machine:
     def barrier(self) -> None:
         self.issue_time = self.now
         self.accesses = []
+
+    def compute_barrier(self) -> None:
+        """`npu.barrier {engines = "compute"}`: wait for the compute engines only;
+        DMAs in flight keep running and stay pending until waited."""
+        compute = max(free for engine, free in self.engine_free.items()
+                      if not engine.startswith("dma"))
+        if compute > self.issue_time:
+            self.issue_time = compute
+        self._prune()
 
     def dma_engine(self, info: OpInfo, channel: int) -> str:
         if not 0 <= channel < self.target.dma_channels:

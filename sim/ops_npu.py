@@ -152,9 +152,12 @@ def npu_wait(t, op, info):
 @impl("npu.barrier")
 def npu_barrier(t, op, info):
     machine = t.machine
-
-    def run(regs):
-        machine.barrier()
+    if _attr(op, "engines") == "compute":
+        def run(regs):
+            machine.compute_barrier()
+    else:
+        def run(regs):
+            machine.barrier()
     return run
 
 

@@ -170,10 +170,15 @@ def alloc(buffer, *, offset=None, loc=None, ip=None) -> _ods_ir.OpResult:
 class BarrierOp(_ods_ir.OpView):
   r"""
   Later ops issue only when all DMA channels, the matrix unit and the vector
-  unit have finished everything issued before the barrier.
+  unit have finished everything issued before the barrier. With
+  `engines = "compute"` it waits for the matrix, vector and fallback engines
+  only: DMAs keep running (their tokens still need an `npu.wait`), and later
+  DMAs are ordered after the compute ops issued before it. This is what a
+  pipeline needs to refill a tile's buffer while other DMAs are in flight.
   
   ```mlir
   "npu.barrier"() : () -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
   ```
   """
 
@@ -181,17 +186,38 @@ class BarrierOp(_ods_ir.OpView):
 
   _ODS_REGIONS = (0, True)
 
-  def __init__(self, *, loc=None, ip=None):
+  def __init__(self, *, engines=None, loc=None, ip=None):
     operands = []
     attributes = {}
     regions = None
     _ods_context = _ods_get_default_loc_context(loc)
+    if engines is not None: attributes["engines"] = (engines if (
+        isinstance(engines, _ods_ir.Attribute) or
+        not _ods_ir.AttrBuilder.contains('Npu_BarrierEnginesAttr')) else
+          _ods_ir.AttrBuilder.get('Npu_BarrierEnginesAttr')(engines, context=_ods_context))
     results = []
     _ods_successors = None
     super().__init__(self.OPERATION_NAME, self._ODS_REGIONS, self._ODS_OPERAND_SEGMENTS, self._ODS_RESULT_SEGMENTS, attributes=attributes, results=results, operands=operands, successors=_ods_successors, regions=regions, loc=loc, ip=ip)
 
-def barrier(*, loc=None, ip=None) -> BarrierOp:
-  return BarrierOp(loc=loc, ip=ip)
+  @builtins.property
+  def engines(self) -> _Optional[_ods_ir.StringAttr]:
+    if "engines" not in self.operation.attributes:
+      return None
+    return self.operation.attributes["engines"]
+
+  @engines.setter
+  def engines(self, value: _Optional[_ods_ir.StringAttr]):
+    if value is not None:
+      self.operation.attributes["engines"] = value
+    elif "engines" in self.operation.attributes:
+      del self.operation.attributes["engines"]
+
+  @engines.deleter
+  def engines(self):
+    del self.operation.attributes["engines"]
+
+def barrier(*, engines=None, loc=None, ip=None) -> BarrierOp:
+  return BarrierOp(engines=engines, loc=loc, ip=ip)
 
 @_ods_cext.register_operation(_Dialect)
 class Conv2dOp(_ods_ir.OpView):

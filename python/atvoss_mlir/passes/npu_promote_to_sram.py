@@ -14,14 +14,10 @@ linalg op on `memref.subview`s of DRAM buffers). For each nest this pass
     bias) written into the SRAM tile on the first reduction step and its
     activation epilogue (`npu.activation`) on the last; `npu-convert-linalg-to-npu`
     then turns it into npu compute ops;
-  * with pipeline-stages >= 2, gives every changing tile `stages` SRAM buffers
-    and issues the DMA of the next tile before waiting for the current tile's
-    compute: iteration t issues compute(t), then the store of tile t-1 and the
-    loads of tile t+1 (each waited), then an `npu.barrier`, so the DMA of t+1
-    overlaps the compute of t and no DMA touches a buffer compute still uses.
-    The offsets and sizes of tiles t-1 and t+1 are the loop body's own index
-    computations, cloned for that iteration. With 1 stage the loads of tile t
-    are waited before compute(t).
+  * with pipeline-stages = S >= 2, gives every changing tile S SRAM buffers
+    and starts its loads S-1 tiles ahead of compute, with tokens carried
+    across iterations (npu_promote_pipeline). With 1 stage the loads of tile t
+    are waited before compute(t), and a barrier follows it.
 Padding folded from a tensor.pad (bufferized as a padded copy) is produced in
 SRAM: the pad value is filled into the halo rows the DMA does not write.
 """
@@ -43,6 +39,7 @@ from ..recipes.tile_ir import (add, both, choose, compare, div, maximum, mixed, 
                                sub, subview, when)
 from ..block_order import unchanged_blocks
 from . import ModulePass, PassContext
+from .npu_promote_pipeline import Pipeline
 from .npu_promote_tiles import Staged, TileIndex, TileSpace
 from .npu_tile import STAGES_ATTR, Schedule, reuse_period, trip_counts
 
@@ -76,17 +73,19 @@ class TileProgram(TileSpace):
         self.channel = (self.channel + 1) % self.target.dma_channels
         return channel
 
-    def load(self, roles, t) -> None:
-        """Load the tiles of `roles` for iteration t and wait for them."""
+    def load(self, roles, t, wait: bool = True) -> dict:
+        """Load the tiles of `roles` for iteration t (and wait for them);
+        role -> the DMA's token."""
         if not roles:
-            return
+            return {}
         index = self.tile_index(t)
-        tokens = []
+        tokens = {}
         for role in roles:
             dram, sram, _, _ = self.dram_and_sram_views(role, t, index)
-            tokens.append(npu.DmaLoadOp(npu.token_type(), dram, sram,
-                                        self.next_channel()).result)
-        npu.WaitOp(tokens)
+            tokens[role] = npu.DmaLoadOp(npu.token_type(), dram, sram, self.next_channel()).result
+        if wait:
+            npu.WaitOp(list(tokens.values()))
+        return tokens
 
     def refill_padding(self, t) -> None:
         """Write the pad value into the halo rows of tile t + stages, which will
@@ -124,12 +123,14 @@ class TileProgram(TileSpace):
         sizes[axis] = maximum(sub(high, low), 0)
         linalg.fill(sram_constant(operand.pad_value, buffer), outs=[subview(buffer, offsets, sizes)])
 
-    def store(self, t) -> None:
+    def store(self, t, wait: bool = True) -> ir.Value:
         index = self.tile_index(t)
         role = self.problem.output.role
         dram, sram, _, _ = self.dram_and_sram_views(role, t, index)
         token = npu.DmaStoreOp(npu.token_type(), sram, dram, self.next_channel()).result
-        npu.WaitOp([token])
+        if wait:
+            npu.WaitOp([token])
+        return token
 
     # -- compute -----------------------------------------------------------------------
     def compute(self, t) -> None:
@@ -214,9 +215,10 @@ class TileProgram(TileSpace):
     # -- the program -----------------------------------------------------------------
     def emit(self) -> None:
         """The program around and in the tile loop: buffers and the first loads
-        before it, the pipelined iteration in its body (at the tiled op), the last
-        store and the deallocations after it."""
+        before it, one iteration in its body (at the tiled op), the last store
+        and the deallocations after it."""
         root = self.loop if self.loop is not None else self.op
+        pipelined = self.loop is not None and self.stages > 1
         with ir.InsertionPoint(root):
             self.allocate()
             self.fill_padding_once()
@@ -226,21 +228,26 @@ class TileProgram(TileSpace):
             for staged in inputs:
                 if staged.period is not None:
                     groups.setdefault(staged.period, []).append(staged.operand.role)
-            self.load(resident + [role for roles in groups.values() for role in roles], 0)
+            first = self.load(resident + [role for roles in groups.values() for role in roles], 0)
         output_period = reuse_period(self.problem.output, self.order, self.trips)
-        with ir.InsertionPoint(self.op):
-            if self.loop is None:
-                self.compute(0)
-                npu.BarrierOp()
-                self.store(0)
-            else:
-                t = self.loop.regions[0].blocks[0].arguments[0]
-                if self.stages > 1:
-                    self.pipelined_iteration(t, groups, output_period)
+        if pipelined:
+            with ir.InsertionPoint(self.loop):
+                Pipeline(self, groups, output_period,
+                         {role: first[role] for roles in groups.values() for role in roles}).emit()
+        else:
+            with ir.InsertionPoint(self.op):
+                if self.loop is None:
+                    self.compute(0)
+                    npu.BarrierOp()
+                    self.store(0)
                 else:
-                    self.sequential_iteration(t, groups, output_period)
+                    self.sequential_iteration(self.loop.regions[0].blocks[0].arguments[0],
+                                              groups, output_period)
+        root = self.loop if self.loop is not None else self.op
         with ir.InsertionPoint.after(root) if self.loop is not None else ir.InsertionPoint(root):
-            if self.loop is not None and (self.stages > 1 or output_period is None):
+            if pipelined:
+                npu.BarrierOp()
+            if self.loop is not None and (pipelined or output_period is None):
                 self.store(self.iterations - 1)
             for buffer in reversed(self.allocs):
                 npu.DeallocOp(buffer)
@@ -248,20 +255,6 @@ class TileProgram(TileSpace):
 
     def loads(self, staged: Staged) -> bool:
         return self.problem.loads(staged.operand)
-
-    def pipelined_iteration(self, t, groups, output_period) -> None:
-        self.compute(t)
-        self.refill_padding(t)
-        if output_period is not None:
-            previous = sub(t, 1)
-            when(both(compare("ne", t, 0), self.changes_at(output_period, t)),
-                 lambda: self.store(previous))
-        following = add(t, 1)
-        has_next = compare("ult", following, self.iterations)
-        for period, roles in groups.items():
-            when(both(has_next, self.changes_at(period, following)),
-                 lambda roles=roles: self.load(roles, following))
-        npu.BarrierOp()
 
     def sequential_iteration(self, t, groups, output_period) -> None:
         for period, roles in groups.items():

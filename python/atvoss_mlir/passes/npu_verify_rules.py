@@ -307,6 +307,14 @@ def check_alloc(op, report: Reporter, target: NpuTarget) -> None:
                          f"{target.sram_alignment}")
 
 
+def check_barrier(op, report: Reporter, target: NpuTarget) -> None:
+    if "engines" not in op.attributes:
+        return
+    engines = op.attributes["engines"]
+    if not (isinstance(engines, ir.StringAttr) and engines.value in ("all", "compute")):
+        report.error(op, f"engines must be \"all\" or \"compute\", got {engines}")
+
+
 def check_clip_bounds(op, report: Reporter) -> None:
     bounds = {}
     for name in ("clip_min", "clip_max"):
@@ -339,6 +347,7 @@ OP_RULES = {
     "npu.dma_load": check_dma,
     "npu.dma_store": check_dma,
     "npu.alloc": check_alloc,
+    "npu.barrier": check_barrier,
 }
 
 

@@ -1,6 +1,8 @@
 """npu-verify's checks of DMA tokens and hazards: every token reaches an
-`npu.wait`; no op touches a buffer a pending DMA fills or reads; no DMA
-touches a buffer a compute op issued since the last `npu.barrier` uses."""
+`npu.wait`; no op touches a buffer a pending DMA fills or reads (an
+`npu.barrier` completes every DMA, one with `engines = "compute"` none); no
+DMA touches a buffer a compute op issued since the last `npu.barrier` of
+either kind uses."""
 
 from __future__ import annotations
 
@@ -120,8 +122,9 @@ def memory_accesses(op) -> list[tuple[int, bool, bool]]:
         return [(1, False, True)]
     if op.name == "npu.dma_store":
         return [(0, True, False)]
-    if op.name.startswith("npu.") or op.name in VIEW_OPS or len(op.regions):
-        return []
+    if op.name.startswith("npu.") or op.name in VIEW_OPS or op.name == "arith.select" \
+            or len(op.regions):
+        return []   # a select picks one of a tile's buffers: it touches none
     # Any other op given a buffer (a call, memref.copy) may read and write it.
     return [(index, True, True) for index, value in enumerate(op.operands) if is_memref(value)]
 
@@ -163,13 +166,32 @@ def update_pending(op, pending: dict[ir.Value, PendingDma]) -> None:
         for token in op.operands:
             for dma in token_sources(token):
                 pending.pop(dma.results[0], None)
-    elif op.name == "npu.barrier":
+    elif op.name == "npu.barrier" and not waits_for_compute_only(op):
         pending.clear()
     else:
         # A DMA's own token, or a loop/if result carrying DMAs started inside it.
         for result in op.results:
             if is_token(result):
                 add_pending(pending, result)
+
+
+def defined_in(value: ir.Value, block: ir.Block) -> bool:
+    """Whether `value` is computed in `block` or in a region nested in it."""
+    if not isinstance(value, ir.OpResult):
+        return value.owner == block
+    op = value.owner.operation
+    while op.parent is not None:   # the module has no block
+        if op.block == block:
+            return True
+        op = op.parent.operation
+    return False
+
+
+def waits_for_compute_only(barrier) -> bool:
+    """`npu.barrier {engines = "compute"}`: orders later DMAs after earlier
+    compute, but completes no DMA."""
+    engines = barrier.attributes["engines"] if "engines" in barrier.attributes else None
+    return isinstance(engines, ir.StringAttr) and engines.value == "compute"
 
 
 def check_dma_hazards(block: ir.Block, inherited: dict[ir.Value, PendingDma],
@@ -185,6 +207,11 @@ def check_dma_hazards(block: ir.Block, inherited: dict[ir.Value, PendingDma],
         for argument in list(block.arguments)[1:]:
             if is_token(argument):
                 add_pending(pending, argument)
+        # A DMA of an earlier iteration into a buffer chosen in the loop body
+        # (one of a tile's buffers) names this iteration's choice by the same
+        # value, not the same buffer: the simulator checks those on addresses.
+        pending = {token: entry for token, entry in pending.items()
+                   if not defined_in(entry.buffer, block) or token in inherited}
     for op in block_ops(block):
         if op.name == "npu.dealloc":
             check_dealloc(op, pending, report)

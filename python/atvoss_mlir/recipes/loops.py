@@ -123,6 +123,25 @@ def flatten(op):
     return loop
 
 
+def with_iter_args(loop, inits: list[ir.Value]):
+    """`loop` (an scf.for without iter_args) rebuilt with loop-carried values
+    starting at `inits`: its body moves into the new loop, whose block ends
+    without a terminator until the caller yields the next values."""
+    from mlir.dialects import scf
+    lower, upper, step = list(loop.operands)[:3]
+    with loop.location, ir.InsertionPoint(loop):
+        carried = scf.ForOp(lower, upper, step, inits)
+    for name in list(loop.attributes):
+        carried.operation.attributes[name] = loop.attributes[name]
+    old_body = loop.regions[0].blocks[0]
+    old_body.arguments[0].replace_all_uses_with(carried.induction_variable)
+    operations = list(old_body.operations)
+    for operation in operations[:-1]:   # all but the old scf.yield
+        carried.body.append(operation)
+    loop.erase()
+    return carried.operation
+
+
 class Iteration:
     """Values of the tile loop's body computed for another iteration: the ops
     computing them from the induction variable are cloned at the current

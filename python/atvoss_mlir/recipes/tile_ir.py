@@ -114,6 +114,21 @@ def choose(condition, then_emit, else_emit) -> None:
         scf.YieldOp([])
 
 
+def when_yielding(condition, emit, otherwise: list) -> list:
+    """The values `emit()` returns where `condition` holds, `otherwise` elsewhere
+    (an scf.if with results when the condition is an i1 value)."""
+    if condition is False:
+        return list(otherwise)
+    if condition is True:
+        return list(emit())
+    branch = scf.IfOp(condition, [value.type for value in otherwise], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.YieldOp(list(emit()))
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp(list(otherwise))
+    return list(branch.results)
+
+
 def subview(source: ir.Value, offsets, sizes, dropped=(), steps=None) -> ir.Value:
     """memref.subview with mixed static/dynamic offsets and sizes; `dropped`
     dims (of static size 1) are removed from the result."""

@@ -1,13 +1,38 @@
 // RUN: atvoss-opt %s -split-input-file --target='npu -pipeline-stages=2' \
 // RUN:   --pass-pipeline='builtin.module(npu-tile,npu-promote-to-sram,canonicalize,npu-convert-linalg-to-npu,canonicalize,cse)' | FileCheck %s
+// RUN: atvoss-opt %s -split-input-file --target='npu -pipeline-stages=3' \
+// RUN:   --pass-pipeline='builtin.module(npu-tile,npu-promote-to-sram,canonicalize,npu-convert-linalg-to-npu,canonicalize,cse)' | FileCheck %s --check-prefix=STAGES3
 // RUN: atvoss-opt %s -split-input-file --target='npu -pipeline-stages=1' \
 // RUN:   --pass-pipeline='builtin.module(npu-tile,npu-promote-to-sram,canonicalize,npu-convert-linalg-to-npu,canonicalize,cse)' | FileCheck %s --check-prefix=STAGES1
 
-// Double buffering: two SRAM buffers per changing tile. Iteration t computes
-// tile t, stores the finished accumulator of tile t-1, loads tile t+1 into the
-// other buffers, then a barrier. The zero fill is folded (accumulate = false on
-// the first K step), the relu epilogue runs on the last K step only, and the
-// accumulator is stored once per output tile.
+// Double buffering: two SRAM buffers per changing tile. Iteration t waits for
+// the compute of tile t-1 only (a compute barrier), stores its finished
+// accumulator, starts the loads of tile t+1 into the other buffers, then waits
+// for tile t's loads (started an iteration earlier) and the previous store, and
+// computes tile t. Tokens in flight are loop-carried. The zero fill is folded
+// (accumulate = false on the first K step), the relu epilogue runs on the last
+// K step only, and the accumulator is stored once per output tile.
+
+// Three stages: three buffers per changing tile; the prologue starts tile 1's
+// loads without waiting, iteration t starts tile t+2's, and two tokens per
+// operand are in flight across iterations.
+
+// STAGES3-LABEL: func.func @matmul$relu_epilogue
+// STAGES3-COUNT-9: "npu.alloc"() : () -> memref<{{128x48xf16|48x32xf16|128x32xf32}}, 1>
+// STAGES3:         %[[A0:.*]] = "npu.dma_load"
+// STAGES3:         %[[B0:.*]] = "npu.dma_load"
+// STAGES3:         "npu.wait"(%[[A0]], %[[B0]])
+// STAGES3:         %[[A1:.*]] = "npu.dma_load"
+// STAGES3:         %[[B1:.*]] = "npu.dma_load"
+// STAGES3-NOT:     "npu.wait"
+// STAGES3:         scf.for %{{.*}} = %c0 to %c4 step %c1 iter_args(%[[TA0:.*]] = %[[A0]], %[[TA1:.*]] = %[[A1]], %[[TB0:.*]] = %[[B0]], %[[TB1:.*]] = %[[B1]], %[[TS:.*]] = %[[A0]])
+// STAGES3:           "npu.barrier"() {engines = "compute"}
+// STAGES3:           %[[N:.*]]:2 = scf.if %{{.*}} -> (!npu.token, !npu.token) {
+// STAGES3:             "npu.dma_load"
+// STAGES3:           } else {
+// STAGES3-NEXT:        scf.yield %[[TA1]], %[[TB1]]
+// STAGES3:           "npu.wait"(%[[TA0]], %[[TB0]], %[[TS]])
+// STAGES3:           scf.yield %[[TA1]], %[[N]]#0, %[[TB1]], %[[N]]#1, %{{.*}}
 
 // CHECK-LABEL: func.func @matmul$relu_epilogue
 // CHECK-NOT:     linalg.fill
@@ -15,7 +40,20 @@
 // CHECK:         %[[A0:.*]] = "npu.dma_load"(%{{.*}}, %{{.*}}) {channel = 0 : i64} : (memref<128x48xf16
 // CHECK:         %[[B0:.*]] = "npu.dma_load"(%{{.*}}, %{{.*}}) {channel = 1 : i64} : (memref<48x32xf16
 // CHECK:         "npu.wait"(%[[A0]], %[[B0]])
-// CHECK:         scf.for %[[T:.*]] = %c0 to %c4 step %c1 {
+// CHECK:         scf.for %[[T:.*]] = %c0 to %c4 step %c1 iter_args(%[[TA:.*]] = %[[A0]], %[[TB:.*]] = %[[B0]], %[[TS:.*]] = %[[A0]])
+// CHECK:           "npu.barrier"() {engines = "compute"}
+// CHECK:           %[[S:.*]] = scf.if %{{.*}} -> (!npu.token) {
+// CHECK:             %[[ST:.*]] = "npu.dma_store"
+// CHECK-NEXT:        scf.yield %[[ST]]
+// CHECK-NEXT:      } else {
+// CHECK-NEXT:        scf.yield %[[TS]]
+// CHECK:           %[[N:.*]]:2 = scf.if %{{.*}} -> (!npu.token, !npu.token) {
+// CHECK:             %[[NA:.*]] = "npu.dma_load"
+// CHECK:             %[[NB:.*]] = "npu.dma_load"
+// CHECK:             scf.yield %[[NA]], %[[NB]]
+// CHECK-NEXT:      } else {
+// CHECK-NEXT:        scf.yield %[[TA]], %[[TB]]
+// CHECK:           "npu.wait"(%[[TA]], %[[TB]], %[[TS]])
 // CHECK:           scf.if
 // CHECK:             "npu.matmul"({{.*}}) {accumulate = false, activation = "none"}
 // CHECK:           } else {
@@ -23,15 +61,9 @@
 // CHECK:               "npu.matmul"({{.*}}) {accumulate = true, activation = "relu"}
 // CHECK:             } else {
 // CHECK:               "npu.matmul"({{.*}}) {accumulate = true, activation = "none"}
-// CHECK:           scf.if
-// CHECK:             %[[S:.*]] = "npu.dma_store"
-// CHECK:             "npu.wait"(%[[S]])
-// CHECK:           scf.if
-// CHECK:             %[[NA:.*]] = "npu.dma_load"
-// CHECK:             %[[NB:.*]] = "npu.dma_load"
-// CHECK:             "npu.wait"(%[[NA]], %[[NB]])
-// CHECK:           "npu.barrier"()
-// CHECK:         }
+// CHECK:           scf.yield %[[N]]#0, %[[N]]#1, %[[S]]
+// CHECK:         } {npu.tile_loop}
+// CHECK-NEXT:    "npu.barrier"() : () -> ()
 // CHECK:         %[[LAST:.*]] = "npu.dma_store"
 // CHECK:         "npu.wait"(%[[LAST]])
 // CHECK-COUNT-6: "npu.dealloc"
@@ -78,7 +110,8 @@ func.func @matmul$partial_tiles(%a: memref<100x70xf16>, %b: memref<70x50xf16>, %
 
 // A padded input (a bufferized tensor.pad) is read from its source: the buffers
 // are filled with the pad value once, the DMA writes the interior, and the halo
-// rows of later tiles are refilled an iteration before their DMA.
+// rows of later tiles are refilled an iteration before their DMA (which the
+// next iteration's compute barrier orders after the fill).
 
 // CHECK-LABEL: func.func @conv$padded
 // CHECK-NOT:     memref.copy
@@ -86,10 +119,13 @@ func.func @matmul$partial_tiles(%a: memref<100x70xf16>, %b: memref<70x50xf16>, %
 // CHECK:         "npu.barrier"()
 // CHECK:         "npu.dma_load"(%{{.*}}, %{{.*}}) {channel = {{[01]}} : i64} : (memref<1x5x16x8xf16, strided<[2048, 128, 8, 1]>>, memref<1x5x16x8xf16, strided<[864, 144, 8, 1], offset: 152>, 1>)
 // CHECK:         scf.for
+// CHECK:           "npu.barrier"() {engines = "compute"}
+// CHECK:           "npu.dma_load"
 // CHECK:           "npu.conv2d"
 // CHECK:           scf.if
 // CHECK:             "npu.fill"
-// CHECK:           "npu.barrier"()
+// CHECK:         } {npu.tile_loop}
+// CHECK-NEXT:    "npu.barrier"() : () -> ()
 func.func @conv$padded(%x: memref<1x16x16x8xf16>, %w: memref<3x3x8x8xf16>) -> memref<1x16x16x8xf32> {
   %pad = arith.constant 0.0 : f16
   %zero = arith.constant 0.0 : f32

@@ -602,3 +602,26 @@ func.func @activation$bf16(%a: memref<64xbf16, 1>, %c: memref<64xbf16, 1>) {
   "npu.activation"(%a, %c) {kind = "relu"} : (memref<64xbf16, 1>, memref<64xbf16, 1>) -> ()
   return
 }
+
+// -----
+
+// A compute barrier orders later DMAs after earlier compute, but completes no
+// DMA: the tile a load fills is still pending after it.
+func.func @matmul$compute_barrier_is_no_wait(%src: memref<64x32xf16>, %b: memref<32x64xf16, 1>, %c: memref<64x64xf32, 1>) {
+  %a = "npu.alloc"() : () -> memref<64x32xf16, 1>
+  // expected-note @below {{the DMA filling it, not yet waited on}}
+  %t = "npu.dma_load"(%src, %a) {channel = 0 : i64} : (memref<64x32xf16>, memref<64x32xf16, 1>) -> !npu.token
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  // expected-error @below {{'npu.matmul' op reads SRAM buffer %0 (lhs) before waiting on the DMA that fills it}}
+  "npu.matmul"(%a, %b, %c) {accumulate = false, activation = "none"} : (memref<64x32xf16, 1>, memref<32x64xf16, 1>, memref<64x64xf32, 1>) -> ()
+  "npu.wait"(%t) : (!npu.token) -> ()
+  return
+}
+
+// -----
+
+func.func @barrier$unknown_engines() {
+  // expected-error @below {{'npu.barrier' op engines must be "all" or "compute", got "dma"}}
+  "npu.barrier"() {engines = "dma"} : () -> ()
+  return
+}

@@ -1,0 +1,107 @@
+"""The pipelined tile loop of npu-promote-to-sram (pipeline-stages = S >= 2).
+
+Every tile that changes has S SRAM buffers; tile t uses buffer (t / period) % S.
+Loads run S-1 tiles ahead of compute, and nothing waits for a DMA before the
+tile that needs it:
+
+    prologue:     load tile 0 (and the resident tiles), wait; load tiles 1..S-2
+    iteration t:  npu.barrier {engines = "compute"}   compute(t-1) is done, so
+                  store(t-1)                          its output can leave and
+                  load(t+S-1)                         its input buffers refill
+                  npu.wait tile t's loads, the previous iteration's store
+                  compute(t)
+    epilogue:     npu.barrier, store the last tile
+
+The tokens of the loads in flight (S-1 per operand) and of the last store are
+loop-carried values (`scf.for` iter_args); an iteration that loads nothing
+passes its newest token on, and waiting again on a finished DMA costs nothing.
+So the DMAs of the next S-1 tiles overlap the compute of this one, and a long
+transfer may span several iterations.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import scf
+
+from ..dialects import npu
+from ..recipes.loops import with_iter_args
+from ..recipes.tile_ir import add, both, compare, sub, when, when_yielding
+
+
+class Pipeline:
+    def __init__(self, program, groups: dict, output_period, first: dict):
+        """`groups`: reuse period -> roles of the changing loaded operands;
+        `first`: role -> token of tile 0's load (already waited)."""
+        self.program = program
+        self.stages = program.stages
+        self.groups = groups
+        self.output_period = output_period
+        self.roles = [role for roles in groups.values() for role in roles]
+        self.first = first
+        # Stores overlap the next compute unless the output is loaded too: its
+        # next tile's load must not overwrite a buffer a store still reads.
+        self.carries_store = bool(first) and not program.problem.loads(program.problem.output)
+
+    def prologue(self) -> dict:
+        """Load tiles 1..S-2 without waiting; role -> tokens of tiles 0..S-2."""
+        program = self.program
+        ahead = {role: [self.first[role]] for role in self.roles}
+        for u in range(1, self.stages - 1):
+            for period, roles in self.groups.items():
+                loaded = program.load(roles, u, wait=False) \
+                    if u < program.iterations and u % period == 0 else {}
+                for role in roles:
+                    ahead[role].append(loaded.get(role, ahead[role][-1]))
+        return ahead
+
+    def emit(self) -> None:
+        program = self.program
+        ahead = self.prologue()
+        inits = [token for role in self.roles for token in ahead[role]]
+        if self.carries_store:
+            inits.append(next(iter(self.first.values())))   # a finished DMA: no wait
+        loop = program.loop = with_iter_args(program.loop, inits)
+        carried = list(loop.regions[0].blocks[0].arguments)[1:]
+        depth = self.stages - 1
+        in_flight = {role: carried[i * depth:(i + 1) * depth] for i, role in enumerate(self.roles)}
+        last_store = carried[-1] if self.carries_store else None
+        t = loop.regions[0].blocks[0].arguments[0]
+        with ir.InsertionPoint(program.op):
+            npu.BarrierOp(engines="compute")
+            store = self.store_previous(t, last_store)
+            loaded = self.load_ahead(t, in_flight)
+            npu.WaitOp([in_flight[role][0] for role in self.roles] +
+                       ([last_store] if last_store is not None else []))
+            program.compute(t)
+            program.refill_padding(t)
+        with ir.InsertionPoint(loop.regions[0].blocks[0]):
+            scf.YieldOp([token for role in self.roles for token in in_flight[role][1:] +
+                         [loaded[role]]] + ([store] if store is not None else []))
+
+    def store_previous(self, t, last_store):
+        """Store tile t-1 when the output tile changes at t; the store's token
+        (or the previous one) when stores are carried."""
+        if self.output_period is None:
+            return last_store
+        program = self.program
+        changed = both(compare("ne", t, 0), program.changes_at(self.output_period, t))
+        if last_store is None:
+            when(changed, lambda: program.store(sub(t, 1)))
+            return None
+        return when_yielding(changed, lambda: [program.store(sub(t, 1), wait=False)],
+                             [last_store])[0]
+
+    def load_ahead(self, t, in_flight: dict) -> dict:
+        """Start the loads of tile t+S-1; role -> its token (or the newest one)."""
+        program = self.program
+        later = add(t, self.stages - 1)
+        exists = compare("ult", later, program.iterations)
+        loaded = {}
+        for period, roles in self.groups.items():
+            tokens = when_yielding(
+                both(exists, program.changes_at(period, later)),
+                lambda roles=roles: list(program.load(roles, later, wait=False).values()),
+                [in_flight[role][-1] for role in roles])
+            loaded.update(zip(roles, tokens))
+        return loaded
