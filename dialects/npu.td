@@ -177,7 +177,9 @@ def Npu_MatmulOp : Npu_Op<"matmul"> {
     given, `+ bias[N]` and the `activation` epilogue. Inputs are fp16, fp32 or
     int8; the output is the accumulator type (fp32 for fp16/fp32, i32 for i8)
     or the input type. `clip_min`/`clip_max` bound the `clip` activation. All
-    operands are SRAM tiles.
+    operands are SRAM tiles. fp16 products are added to the fp32 accumulator
+    (started from `output` when `accumulate`) one k at a time, k ascending,
+    each add rounded to fp32: a K split into tiles gives the same bits.
 
     ```mlir
     "npu.matmul"(%a, %b, %c) {accumulate = true, activation = "none"}
@@ -198,7 +200,9 @@ def Npu_Conv2dOp : Npu_Op<"conv2d"> {
     `output[n,oh,ow,f] = (accumulate ? output : 0) +
      sum input[n, oh*sh + kh*dh, ow*sw + kw*dw, c] * filter[kh,kw,c,f]`,
     then the optional `bias[F]` and `activation` epilogue. The output size
-    follows from `(H - dh*(KH-1) - 1) / sh + 1`.
+    follows from `(H - dh*(KH-1) - 1) / sh + 1`. fp16 products are added to the
+    fp32 accumulator one at a time in the order c, then kh, then kw (as for
+    npu.matmul), so channel tiles run in sequence give the same bits.
 
     ```mlir
     "npu.conv2d"(%in, %w, %out) {accumulate = false, activation = "relu",

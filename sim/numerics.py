@@ -26,6 +26,38 @@ def accumulator_dtype(dtype: np.dtype) -> np.dtype:
     return np.dtype(np.int64)
 
 
+def in_order(lhs: np.dtype, rhs: np.dtype, accumulator: np.dtype) -> bool:
+    """Whether a reduction is modelled step by step: fp16 operands into an fp32
+    accumulator, whose rounding depends on the order of the adds. (fp32 and
+    fp64 keep numpy's faster order; integer sums are exact in any order.)"""
+    return lhs == np.float16 and rhs == np.float16 and accumulator == np.float32
+
+
+def matmul_in_order(lhs: np.ndarray, rhs: np.ndarray, acc: np.ndarray) -> np.ndarray:
+    """acc += lhs @ rhs (acc fp32, M x N) as an fp32 systolic accumulator does it:
+    acc = fl32(acc + a[:, k] * b[k]) for k = 0, 1, ... in order. An fp16 x fp16
+    product is exact in fp32, so only the adds round; K tiles that each go on
+    from the previous tile's acc give the same bits as one."""
+    columns = np.ascontiguousarray(lhs.T, dtype=np.float32)   # row k: a[:, k]
+    rows = np.asarray(rhs, dtype=np.float32)
+    product = np.empty_like(acc)
+    with np.errstate(over="ignore", invalid="ignore"):  # counted by numeric_safety.py
+        for k in range(columns.shape[0]):
+            np.multiply(columns[k, :, None], rows[k], out=product)
+            np.add(acc, product, out=acc)
+    return acc
+
+
+def matmul(lhs: np.ndarray, rhs: np.ndarray, acc: np.dtype, start=None) -> np.ndarray:
+    """start (zero when None) + lhs @ rhs in the accumulator type `acc`."""
+    if in_order(lhs.dtype, rhs.dtype, acc):
+        initial = np.zeros((lhs.shape[0], rhs.shape[1]), acc) if start is None \
+            else start.astype(acc)
+        return matmul_in_order(lhs, rhs, initial)
+    product = lhs.astype(acc) @ rhs.astype(acc)
+    return product if start is None else product + start.astype(acc)
+
+
 def activation(x: np.ndarray, kind: str, clip_min=None, clip_max=None) -> np.ndarray:
     if kind == "none":
         return x
@@ -86,11 +118,21 @@ def im2col(x: np.ndarray, out_h: int, out_w: int, kernel, strides, dilations) ->
 
 
 def conv2d(x: np.ndarray, filters: np.ndarray, out_h: int, out_w: int, strides, dilations,
-           acc: np.dtype) -> np.ndarray:
+           acc: np.dtype, start=None) -> np.ndarray:
+    """start (zero when None) + the convolution, in the accumulator type `acc`.
+    Step by step (in_order), the reduction runs channel-major, then kh, then kw:
+    the compiler tiles the channels and keeps the window whole, so its K tiles
+    in sequence run this same order."""
     kh, kw, c, f = filters.shape
+    shape = (x.shape[0], out_h, out_w, f)
+    if in_order(x.dtype, filters.dtype, acc):
+        view = windows(x, out_h, out_w, (kh, kw), strides, dilations)  # N,OH,OW,C,KH,KW
+        weights = filters.transpose(2, 0, 1, 3).reshape(c * kh * kw, f)
+        initial = None if start is None else start.reshape(-1, f)
+        return matmul(view.reshape(-1, c * kh * kw), weights, acc, initial).reshape(shape)
     cols = im2col(x.astype(acc), out_h, out_w, (kh, kw), strides, dilations)
-    result = cols @ filters.astype(acc).reshape(kh * kw * c, f)
-    return result.reshape(x.shape[0], out_h, out_w, f)
+    result = (cols @ filters.astype(acc).reshape(kh * kw * c, f)).reshape(shape)
+    return result if start is None else result + start.astype(acc)
 
 
 def depthwise_conv2d(x: np.ndarray, filters: np.ndarray, out_h: int, out_w: int, strides,

@@ -74,7 +74,8 @@ def linalg_matmul(t, op, info):
                macs=m * n * k)
         if t.numerics:
             acc = numerics.accumulator_dtype(out.dtype)
-            result = out.array().astype(acc) + lhs.array().astype(acc) @ rhs.array().astype(acc)
+            # Step by step for fp16 (numerics.in_order): the same bits as npu.matmul.
+            result = numerics.matmul(lhs.array(), rhs.array(), acc, out.array())
             numerics.store(out.array(), result)
     return run
 

@@ -165,12 +165,12 @@ def npu_barrier(t, op, info):
 
 def _finish(t, info, out: MemRef, acc: np.ndarray, accumulate: bool, bias, epilogue,
             inputs) -> None:
-    """Accumulate into the output, add the bias, apply the activation, store."""
+    """Add the bias to `acc` (which starts from the output's value when
+    `accumulate`), apply the activation, store."""
     target = out.array()
     inputs = [m.array() for m in inputs]
     if accumulate:
         inputs.append(target.copy())
-        acc = acc + target.astype(acc.dtype)
     if bias is not None:
         inputs.append(bias.array())
         acc = acc + bias.array().astype(acc.dtype)
@@ -215,8 +215,9 @@ def npu_matmul(t, op, info):
         machine.run(info, "matrix", cycles, reads, (out,), macs=m * n * k, int8=key[3])
         if t.numerics:
             acc = numerics.accumulator_dtype(lhs.dtype)
-            product = np.matmul(lhs.array().astype(acc), rhs.array().astype(acc))
-            _finish(t, info, out, product, accumulate, bias, epilogue, (lhs, rhs))
+            result = numerics.matmul(lhs.array(), rhs.array(), acc,
+                                     out.array() if accumulate else None)
+            _finish(t, info, out, result, accumulate, bias, epilogue, (lhs, rhs))
     return run
 
 
@@ -257,7 +258,8 @@ def npu_conv2d(t, op, info):
         machine.run(info, "matrix", cycles, reads, [out], macs=m * f * k, int8=int8)
         if t.numerics:
             acc = numerics.accumulator_dtype(x.dtype)
-            result = numerics.conv2d(x.array(), w.array(), oh, ow, strides, dilations, acc)
+            result = numerics.conv2d(x.array(), w.array(), oh, ow, strides, dilations, acc,
+                                     out.array() if accumulate else None)
             _finish(t, info, out, result, accumulate, bias, epilogue, (x, w))
     return run
 
