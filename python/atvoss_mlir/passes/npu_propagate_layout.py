@@ -1,0 +1,158 @@
+"""npu-propagate-layout: move layout transposes below elementwise ops, so that
+a transpose back to NCHW meets the transpose to NHWC of the next op and both
+cancel.
+
+Runs on tensors, after npu-convert-layout. That pass leaves every NHWC conv or
+pooling between transposes (NCHW -> NHWC before it, NHWC -> NCHW after it), so
+a bias, a batch-norm scale and shift, a relu or a residual add between two convs
+runs in NCHW behind two transposes of its tensor. An elementwise
+`linalg.generic` whose full-size inputs are all transposes by the same
+permutation is rewritten to run in the layout before the transpose:
+
+    %x = linalg.transpose ins(%y : NHWC) permutation = [0, 3, 1, 2]
+    %r = linalg.generic ins(%x, %bias ...)           // NCHW
+  becomes
+    %r' = linalg.generic ins(%y, %bias ...)          // NHWC; broadcast maps remapped
+    %r = linalg.transpose ins(%r' : NHWC) permutation = [0, 3, 1, 2]
+
+Generics are visited in program order, so the transpose moves down a chain of
+elementwise ops until it reaches an op that wants NCHW (a reduction, a reshape,
+the function's result) or the transpose to NHWC of the next conv, with which
+canonicalization folds it away. Broadcast operands (per-channel parameters) are
+not moved: only their indexing maps change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import linalg, tensor
+
+from . import ModulePass, PassContext
+
+INPUTS_SEGMENT = "operandSegmentSizes"
+
+
+def transpose_source(value: ir.Value):
+    """(source, permutation) when `value` is a linalg.transpose result."""
+    if not isinstance(value, ir.OpResult) or value.owner.name != "linalg.transpose":
+        return None
+    permutation = list(ir.DenseI64ArrayAttr(value.owner.attributes["permutation"]))
+    return value.owner.operands[0], permutation
+
+
+def dims_of(affine_map: ir.AffineMap) -> list | None:
+    """The results of a map as dim positions (None for a constant), or None when
+    a result is neither."""
+    results = []
+    for expr in affine_map.results:
+        expr = expr.maybe_downcast()
+        if isinstance(expr, ir.AffineDimExpr):
+            results.append(expr.position)
+        elif isinstance(expr, ir.AffineConstantExpr):
+            results.append(None)
+        else:
+            return None
+    return results
+
+
+def remapped(affine_map: ir.AffineMap, new_position: list[int]) -> ir.AffineMap:
+    exprs = [ir.AffineDimExpr.get(new_position[e.position]) if isinstance(e, ir.AffineDimExpr)
+             else e for e in (r.maybe_downcast() for r in affine_map.results)]
+    return ir.AffineMap.get(affine_map.n_dims, 0, exprs)
+
+
+class Candidate:
+    """An elementwise generic and the transpose its full-size inputs share."""
+
+    def __init__(self, op):
+        self.op = op
+        self.maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+        segments = list(ir.DenseI32ArrayAttr(op.attributes[INPUTS_SEGMENT]))
+        self.input_count, output_count = segments
+        self.permutation = None
+        self.sources = {}
+        self.refusal = None     # why a transposed input stays
+        if output_count != 1 or not self.simple():
+            return
+        rank = self.maps[-1].n_dims
+        full_size = [index for index in range(self.input_count)
+                     if self.maps[index] == ir.AffineMap.get_identity(rank)]
+        found = {index: transpose_source(op.operands[index]) for index in full_size}
+        transposed = {index: f for index, f in found.items() if f is not None}
+        if not transposed:
+            return
+        permutations = {tuple(f[1]) for f in transposed.values()}
+        if len(permutations) > 1:
+            self.refusal = "its inputs are transposed by different permutations"
+        elif len(transposed) < len(full_size):
+            others = [index for index in full_size if index not in transposed]
+            self.refusal = (f"input #{others[0]} is not transposed: moving the transpose "
+                            f"would transpose that input instead")
+        else:
+            self.permutation = list(permutations.pop())
+            self.sources = {index: f[0] for index, f in transposed.items()}
+
+    def simple(self) -> bool:
+        """All loops parallel, an identity output map whose block argument the
+        body does not read, and inputs indexed by loop dims or constants."""
+        op = self.op
+        if any(str(t) != "#linalg.iterator_type<parallel>"
+               for t in op.attributes["iterator_types"]):
+            return False
+        output_map = self.maps[-1]
+        if output_map != ir.AffineMap.get_identity(output_map.n_dims):
+            return False
+        body = op.regions[0].blocks[0]
+        if list(body.arguments[-1].uses):
+            return False
+        return all(dims_of(m) is not None for m in self.maps[:-1])
+
+    def rewrite(self) -> None:
+        op, permutation = self.op, self.permutation
+        maps = [ir.AffineMap.get_identity(m.n_dims) if index in self.sources
+                else remapped(m, permutation)
+                for index, m in enumerate(self.maps[:-1])] + [self.maps[-1]]
+        result = op.results[0]
+        old_type = ir.RankedTensorType(result.type)
+        shape = [old_type.shape[permutation.index(d)] for d in range(old_type.rank)]
+        with op.location, ir.InsertionPoint(op):
+            new_type = ir.RankedTensorType.get(shape, old_type.element_type)
+            init = tensor.EmptyOp(shape, old_type.element_type).result
+        for index, source in self.sources.items():
+            op.operands[index] = source
+        op.operands[self.input_count] = init
+        op.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
+        result.set_type(new_type)
+        with op.location, ir.InsertionPoint.after(op):
+            empty = tensor.EmptyOp(list(old_type.shape), old_type.element_type).result
+            back = linalg.transpose(result, outs=[empty], permutation=permutation)
+        back_value = back if isinstance(back, ir.Value) else back.results[0]
+        result.replace_all_uses_except(back_value, back_value.owner.operation)
+
+
+@dataclass(frozen=True)
+class NpuPropagateLayout(ModulePass):
+    argument = "npu-propagate-layout"
+    summary = "Move layout transposes below elementwise ops so inverse pairs cancel"
+
+    def run(self, module: ir.Operation, context: PassContext) -> None:
+        with module.context:
+            generics = []
+            module.walk(lambda op: (generics.append(op) if op.name == "linalg.generic"
+                                    else None) or ir.WalkResult.ADVANCE)
+            for op in generics:
+                if not all(isinstance(v.type, ir.RankedTensorType) for v in op.operands):
+                    continue
+                candidate = Candidate(op)
+                if candidate.permutation is not None:
+                    inputs = ", ".join(f"#{index}" for index in sorted(candidate.sources))
+                    context.diagnostics.remark(
+                        op.location, f"'linalg.generic' runs in the layout of its transposed "
+                                     f"input {inputs}: the transpose moves below it")
+                    candidate.rewrite()
+                elif candidate.refusal is not None:
+                    context.diagnostics.remark(
+                        op.location, f"'linalg.generic' keeps its transposed inputs: "
+                                     f"{candidate.refusal}")

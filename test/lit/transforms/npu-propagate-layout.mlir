@@ -1,0 +1,113 @@
+// RUN: atvoss-opt %s -split-input-file --pass-pipeline='builtin.module(npu-propagate-layout,canonicalize)' | FileCheck %s
+// RUN: atvoss-opt %s -split-input-file -verify-diagnostics -npu-propagate-layout
+
+// A conv's NCHW result feeds a per-channel bias and a relu, then the next conv's
+// NHWC transpose: both elementwise ops run in NHWC, and the transposes cancel.
+
+// CHECK-LABEL: func.func @bias_relu$between_convs
+// CHECK-SAME:    (%[[Y:.*]]: tensor<1x8x8x16xf32>, %[[B:.*]]: tensor<16xf32>)
+// CHECK-NOT:     linalg.transpose
+// CHECK:         %[[BIAS:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[CHANNEL:.*]], #{{.*}}]{{.*}} ins(%[[Y]], %[[B]] : tensor<1x8x8x16xf32>, tensor<16xf32>) outs(%{{.*}} : tensor<1x8x8x16xf32>)
+// CHECK:         %[[RELU:.*]] = linalg.generic {{.*}} ins(%[[BIAS]] : tensor<1x8x8x16xf32>) outs(%{{.*}} : tensor<1x8x8x16xf32>)
+// CHECK-NOT:     linalg.transpose
+// CHECK:         return %[[RELU]] : tensor<1x8x8x16xf32>
+#nchw = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#channel = affine_map<(n, c, h, w) -> (c)>
+func.func @bias_relu$between_convs(%y: tensor<1x8x8x16xf32>, %b: tensor<16xf32>) -> tensor<1x8x8x16xf32> {
+  %e0 = tensor.empty() : tensor<1x16x8x8xf32>
+  %x = linalg.transpose ins(%y : tensor<1x8x8x16xf32>) outs(%e0 : tensor<1x16x8x8xf32>) permutation = [0, 3, 1, 2]
+  %e1 = tensor.empty() : tensor<1x16x8x8xf32>
+  // expected-remark @below {{'linalg.generic' runs in the layout of its transposed input #0: the transpose moves below it}}
+  %bias = linalg.generic {indexing_maps = [#nchw, #channel, #nchw], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %b : tensor<1x16x8x8xf32>, tensor<16xf32>) outs(%e1 : tensor<1x16x8x8xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x8x8xf32>
+  %e2 = tensor.empty() : tensor<1x16x8x8xf32>
+  // expected-remark @below {{'linalg.generic' runs in the layout of its transposed input #0: the transpose moves below it}}
+  %relu = linalg.generic {indexing_maps = [#nchw, #nchw], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%bias : tensor<1x16x8x8xf32>) outs(%e2 : tensor<1x16x8x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %zero = arith.constant 0.0 : f32
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<1x16x8x8xf32>
+  %e3 = tensor.empty() : tensor<1x8x8x16xf32>
+  %back = linalg.transpose ins(%relu : tensor<1x16x8x8xf32>) outs(%e3 : tensor<1x8x8x16xf32>) permutation = [0, 2, 3, 1]
+  return %back : tensor<1x8x8x16xf32>
+}
+
+// -----
+
+// A residual add of two transposed tensors runs in their layout; the result
+// keeps one transpose, back to the NCHW the function returns.
+
+// CHECK-LABEL: func.func @residual_add
+// CHECK-SAME:    (%[[A:.*]]: tensor<1x4x4x8xf32>, %[[B:.*]]: tensor<1x4x4x8xf32>)
+// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[A]], %[[B]] : tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>)
+// CHECK:         %[[NCHW:.*]] = linalg.transpose ins(%[[SUM]] : tensor<1x4x4x8xf32>) outs(%{{.*}} : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+// CHECK:         return %[[NCHW]]
+#map = affine_map<(n, c, h, w) -> (n, c, h, w)>
+func.func @residual_add(%a: tensor<1x4x4x8xf32>, %b: tensor<1x4x4x8xf32>) -> tensor<1x8x4x4xf32> {
+  %e0 = tensor.empty() : tensor<1x8x4x4xf32>
+  %ta = linalg.transpose ins(%a : tensor<1x4x4x8xf32>) outs(%e0 : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+  %e1 = tensor.empty() : tensor<1x8x4x4xf32>
+  %tb = linalg.transpose ins(%b : tensor<1x4x4x8xf32>) outs(%e1 : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+  %e2 = tensor.empty() : tensor<1x8x4x4xf32>
+  // expected-remark @below {{'linalg.generic' runs in the layout of its transposed input #0, #1: the transpose moves below it}}
+  %sum = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%ta, %tb : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) outs(%e2 : tensor<1x8x4x4xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %s = arith.addf %u, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x4x4xf32>
+  return %sum : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// One full-size input is not transposed: moving the transpose would put one on
+// that input instead, so the op stays as it is.
+
+// CHECK-LABEL: func.func @add$one_input_not_transposed
+// CHECK:         linalg.transpose
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>)
+#id = affine_map<(n, c, h, w) -> (n, c, h, w)>
+func.func @add$one_input_not_transposed(%a: tensor<1x4x4x8xf32>, %b: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %e0 = tensor.empty() : tensor<1x8x4x4xf32>
+  %ta = linalg.transpose ins(%a : tensor<1x4x4x8xf32>) outs(%e0 : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+  %e2 = tensor.empty() : tensor<1x8x4x4xf32>
+  // expected-remark @below {{'linalg.generic' keeps its transposed inputs: input #1 is not transposed: moving the transpose would transpose that input instead}}
+  %sum = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%ta, %b : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) outs(%e2 : tensor<1x8x4x4xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %s = arith.addf %u, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x4x4xf32>
+  return %sum : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// A reduction is not elementwise: the transpose stays before it.
+
+// CHECK-LABEL: func.func @reduction$keeps_transpose
+// CHECK:         linalg.transpose
+// CHECK:         linalg.generic
+#in = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#out = affine_map<(n, c, h, w) -> (n, c)>
+func.func @reduction$keeps_transpose(%a: tensor<1x4x4x8xf32>) -> tensor<1x8xf32> {
+  %e0 = tensor.empty() : tensor<1x8x4x4xf32>
+  %ta = linalg.transpose ins(%a : tensor<1x4x4x8xf32>) outs(%e0 : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<1x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %sum = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%ta : tensor<1x8x4x4xf32>) outs(%f : tensor<1x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = arith.addf %v, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8xf32>
+  return %sum : tensor<1x8xf32>
+}
