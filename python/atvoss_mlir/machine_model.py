@@ -124,83 +124,90 @@ def fallback_cycles(elements: int, ops_per_element: int, target) -> int:
 
 # -- DMA -----------------------------------------------------------------------------------
 
-@lru_cache(maxsize=1 << 18)
-def dma_bursts(shape: tuple, strides: tuple, itemsize: int, start_byte: int, burst: int) -> int:
-    """Whole aligned bursts a strided DRAM view touches (strides in elements,
-    the view's first byte at `start_byte` from a burst boundary).
+def dma_bursts_many(extents: np.ndarray, strides: tuple, itemsize: int, start_byte: int,
+                    burst: int) -> np.ndarray:
+    """Whole aligned bursts touched by each of many strided DRAM views of one
+    buffer: row i of `extents` (rows x rank) is the shape of view i, `strides`
+    (in elements) are the buffer's, every view's first byte is at `start_byte`
+    from a burst boundary.
 
-    The innermost contiguous dimensions form one run; each run touches the
-    bursts from the one holding its first byte to the one holding its last.
-    Only where a run starts within a burst matters, so the runs are counted
-    per start position modulo the burst, not one by one."""
-    dims = [(n, s) for n, s in zip(shape, strides) if n != 1]
-    if any(n == 0 for n, _ in dims):
-        return 0
-    run_elements = 1
-    if dims and dims[-1][1] == 1:
-        while dims and dims[-1][1] == run_elements:
-            run_elements *= dims.pop()[0]
-    run_bytes = run_elements * itemsize
-    if start_byte % burst == 0 and all(stride * itemsize % burst == 0 for _, stride in dims):
-        # Every run starts on a burst boundary (the common case of aligned rows).
-        return math.prod(n for n, _ in dims) * -(-run_bytes // burst)
-    runs_at = {start_byte % burst: 1}  # start position in a burst -> runs starting there
-    for n, stride in dims:
-        step = stride * itemsize % burst
-        if step == 0:
-            runs_at = {at: runs * n for at, runs in runs_at.items()}
-            continue
-        period = burst // math.gcd(step, burst)
-        full, rest = divmod(n, period)
-        shifts = {i * step % burst: full + (i < rest) for i in range(min(n, period))}
-        moved: dict[int, int] = {}
-        for at, runs in runs_at.items():
-            for shift, times in shifts.items():
-                key = (at + shift) % burst
-                moved[key] = moved.get(key, 0) + runs * times
-        runs_at = moved
-    return sum(runs * -(-(at + run_bytes) // burst) for at, runs in runs_at.items())
-
-
-def dma_transfer_cycles(shape: tuple, strides: tuple, itemsize: int, start_byte: int,
-                        target) -> int:
-    """Cycles the DRAM side of a DMA occupies DRAM: its bursts at the bandwidth
-    (shape and strides are tuples: the burst count is cached)."""
-    burst = target.dma_burst_bytes
-    moved = dma_bursts(shape, strides, itemsize, start_byte % burst, burst) * burst
-    return -(-moved // target.dram_bytes_per_cycle)
-
-
-def dma_cycles(shape: tuple, strides: tuple, itemsize: int, start_byte: int, target) -> int:
-    """A DMA alone on the machine: setup, then the transfer of its DRAM view."""
-    return target.dma_setup_cycles + dma_transfer_cycles(shape, strides, itemsize, start_byte,
-                                                         target)
-
-
-def dma_cycles_aligned(extents: np.ndarray, strides: tuple, itemsize: int, target):
-    """`dma_cycles` of many views of one buffer at once (rows of `extents`, the
-    views starting at a burst boundary), for the rows whose runs all start on a
-    burst boundary: (cycles, which rows that is). The other rows need
-    `dma_cycles` one by one."""
-    burst = target.dma_burst_bytes
+    Per view, the innermost contiguous dimensions form one run of L bytes; a run
+    starting at `a` bytes into a burst touches ceil((a + L) / burst) bursts.
+    Only `a` matters, so the runs are counted per start position in a burst
+    (a histogram per view), not one by one. The positions reachable from the
+    first byte are its own plus multiples of g = gcd(burst, steps of the outer
+    dimensions), so the histogram has burst / g bins."""
+    extents = np.asarray(extents, dtype=np.int64).reshape(len(extents), len(strides))
     rows = extents.shape[0]
+    # Merge the innermost contiguous dimensions into the run; the rest are outer.
     merging = np.ones(rows, dtype=bool)
     run = np.ones(rows, dtype=np.int64)
-    outer = np.ones(rows, dtype=np.int64)
-    aligned_rows = np.ones(rows, dtype=bool)
+    outer_dims = []  # (step in bytes modulo the burst, extent per view: 1 where merged)
     for axis in range(extents.shape[1] - 1, -1, -1):
         n, stride = extents[:, axis], strides[axis]
         kept = n != 1
         merges = kept & merging & (run == stride)
         run = np.where(merges, run * n, run)
-        outer_dim = kept & ~merges
-        merging &= ~outer_dim
-        outer = np.where(outer_dim, outer * n, outer)
-        if stride * itemsize % burst:
-            aligned_rows &= ~outer_dim
-    bursts = outer * -(-(run * itemsize) // burst)
-    transfer = -(-(bursts * burst) // target.dram_bytes_per_cycle)
-    return target.dma_setup_cycles + transfer, aligned_rows
+        outer = kept & ~merges
+        merging &= ~outer
+        if outer.any():
+            outer_dims.append((stride * itemsize % burst, np.where(outer, n, 1)))
+    grain = math.gcd(burst, *(step for step, _ in outer_dims))
+    bins = burst // grain
+    runs_at = np.zeros((rows, bins), dtype=np.int64)  # bin j: runs starting at first + j*grain
+    runs_at[:, 0] = 1
+    for step, n in outer_dims:
+        if step == 0:
+            runs_at *= n[:, None]
+            continue
+        shift = step // grain
+        period = bins // math.gcd(shift, bins)
+        full, rest = np.divmod(n, period)
+        moved = np.zeros_like(runs_at)
+        for k in range(period):  # shifts k*shift (mod bins) are distinct for k < period
+            moved += np.roll(runs_at, k * shift % bins, axis=1) * (full + (k < rest))[:, None]
+        runs_at = moved
+    at = (start_byte % burst + grain * np.arange(bins, dtype=np.int64)) % burst
+    per_run = -(-(at[None, :] + run[:, None] * itemsize) // burst)
+    bursts = (runs_at * per_run).sum(axis=1)
+    return np.where((extents == 0).any(axis=1), 0, bursts)
+
+
+def dma_transfer_cycles_many(extents: np.ndarray, strides: tuple, itemsize: int,
+                             start_byte: int, target) -> np.ndarray:
+    """Cycles the DRAM side of each DMA occupies DRAM: its bursts at the bandwidth."""
+    burst = target.dma_burst_bytes
+    moved = dma_bursts_many(extents, strides, itemsize, start_byte % burst, burst) * burst
+    return -(-moved // target.dram_bytes_per_cycle)
+
+
+def dma_cycles_many(extents: np.ndarray, strides: tuple, itemsize: int, start_byte: int,
+                    target) -> np.ndarray:
+    """Each DMA alone on the machine: setup, then the transfer of its DRAM view."""
+    return target.dma_setup_cycles + dma_transfer_cycles_many(extents, strides, itemsize,
+                                                              start_byte, target)
+
+
+# One view at a time: the functions above on one row, cached (shape and
+# strides are tuples; the simulator and the conv strategy ask for few views).
+
+@lru_cache(maxsize=1 << 16)
+def dma_bursts(shape: tuple, strides: tuple, itemsize: int, start_byte: int, burst: int) -> int:
+    return int(dma_bursts_many(np.array([shape], dtype=np.int64), strides, itemsize,
+                               start_byte, burst)[0])
+
+
+@lru_cache(maxsize=1 << 16)
+def dma_transfer_cycles(shape: tuple, strides: tuple, itemsize: int, start_byte: int,
+                        target) -> int:
+    return int(dma_transfer_cycles_many(np.array([shape], dtype=np.int64), strides, itemsize,
+                                        start_byte, target)[0])
+
+
+@lru_cache(maxsize=1 << 16)
+def dma_cycles(shape: tuple, strides: tuple, itemsize: int, start_byte: int, target) -> int:
+    return int(dma_cycles_many(np.array([shape], dtype=np.int64), strides, itemsize,
+                               start_byte, target)[0])
 
 
 def identity_strides(shape) -> tuple[int, ...]:

@@ -52,6 +52,28 @@ def test_bursts_match_counting_run_by_run(seed):
         == expected
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_bursts_of_many_views_match_counting_run_by_run(seed):
+    """Views of a buffer counted together: in some rows the innermost dims
+    merge into one run, in others not; rows of zero and one elements."""
+    rng = np.random.default_rng(100 + seed)
+    rank = int(rng.integers(1, 5))
+    full = [int(n) for n in rng.integers(1, 9, rank)]
+    itemsize = int(rng.choice([1, 2, 4]))
+    steps = [int(rng.choice([1, 1, 2, 3])) for _ in full]
+    strides = tuple(s * step for s, step in zip(machine_model.identity_strides(full), steps))
+    burst = int(rng.choice([4, 8, 32, 48, 64]))
+    start = int(rng.integers(0, 200)) * itemsize
+    extents = np.array([[int(rng.integers(0 if rng.random() < 0.05 else 1, n + 1))
+                         for n in full] for _ in range(30)] + [full, [1] * rank],
+                       dtype=np.int64)
+    # An empty view moves nothing.
+    expected = [bursts_run_by_run(tuple(row), strides, itemsize, start, burst) if all(row)
+                else 0 for row in extents.tolist()]
+    assert machine_model.dma_bursts_many(extents, strides, itemsize, start % burst,
+                                         burst).tolist() == expected
+
+
 def test_bursts_of_large_views_are_fast_and_exact():
     # 56 rows of 100 pixels of a 224-pixel wide f16 image of 3 channels, starting
     # 6 B into a burst: every row (1344 B apart) starts there too.

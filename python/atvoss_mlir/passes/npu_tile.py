@@ -45,7 +45,7 @@ from mlir import ir
 from .. import machine_model
 from ..block_order import unchanged_blocks
 from ..recipes import linalg_ops, tiling_problem
-from ..recipes.loops import TARGET_ATTR, remove_markers, tile_with_loops
+from ..recipes.loops import tile_with_loops
 from ..recipes.problem import (LOOP_ORDER_ATTR, TILE_SIZES_ATTR, OperandTile, Strided,
                                TilingProblem, Unsupported, element_bytes)
 from ..target import NpuTarget
@@ -151,7 +151,6 @@ class NpuTile(ModulePass):
             # Fills and padded copies folded into the op that reads them.
             absorbed = [a for _, problem, _ in problems if problem for a in problem.absorbed_ops]
             problems = [entry for entry in problems if entry[0] not in absorbed]
-            marked = []     # ops tiled, each under its own transform marker
             for op, problem, reason in problems:
                 if problem is None:
                     diagnostics.remark(op.location, f"'{op.name}' stays on the fallback "
@@ -192,8 +191,4 @@ class NpuTile(ModulePass):
                 relaxed = f"; fits only with {relaxed}" if relaxed else ""
                 diagnostics.remark(op.location,
                                    f"'{op.name}': {describe(problem, schedule)}{relaxed}")
-                tile_with_loops(op, *loop_tiles(problem, schedule),
-                                marker=f"{TARGET_ATTR}_{len(marked)}")
-                marked.append(op)
-            if marked:
-                remove_markers(module, f"{TARGET_ATTR}_")
+                tile_with_loops(op, *loop_tiles(problem, schedule))

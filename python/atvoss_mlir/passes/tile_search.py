@@ -240,11 +240,11 @@ class Space:
                                          (self.count,))
         except Exception:  # noqa: BLE001 (branches on a value, min() of arrays, ...)
             values = None
-        rows = self.tiles.tolist()
         samples = sorted({0, self.count // 2, self.count - 1})
-        if values is not None and all(values[i] == function(tuple(rows[i])) for i in samples):
+        if values is not None and all(values[i] == function(tuple(self.tiles[i].tolist()))
+                                      for i in samples):
             return values
-        return np.array([function(tuple(row)) for row in rows], dtype=np.float64)
+        return np.array([function(tuple(row)) for row in self.tiles.tolist()], dtype=np.float64)
 
     def columns(self) -> tuple:
         """The tile sizes of each loop dim, one array per dim."""
@@ -266,9 +266,8 @@ class Space:
 
 def transfer_cycles(operand, space: "Space", target: NpuTarget) -> np.ndarray:
     """npu_tile.dma_cycles of the operand's tile for every tile tuple, once per
-    combination of the sizes of the loop dims the operand is indexed by: as
-    arrays where the tiles' rows start on burst boundaries, by the machine
-    model's `dma_cycles` one by one elsewhere."""
+    combination of the sizes of the loop dims the operand is indexed by, by the
+    machine model's `dma_cycles_many`."""
     shape, strides, itemsize = _dma_view()(operand)
     dims = sorted(operand.loop_dims())
     lengths = [len(space.per_dim[d]) for d in dims]
@@ -280,11 +279,8 @@ def transfer_cycles(operand, space: "Space", target: NpuTarget) -> np.ndarray:
     extents = np.stack([np.broadcast_to(np.asarray(e, dtype=np.int64), (count,))
                         for e in operand.extents(tiles)], axis=1) \
         if operand.region else np.ones((count, 0), dtype=np.int64)
-    table, exact = machine_model.dma_cycles_aligned(extents, strides, itemsize, target)
+    table = machine_model.dma_cycles_many(extents, strides, itemsize, 0, target)
     table = table.astype(np.float64)
-    for row in np.flatnonzero(~exact):
-        table[row] = machine_model.dma_cycles(tuple(int(e) for e in extents[row]), strides,
-                                              itemsize, 0, target)
     if not dims:
         return np.full(space.count, table[0])
     return table[np.ravel_multi_index([space.index[d] for d in dims], lengths)]

@@ -12,58 +12,34 @@ from mlir.dialects.transform import interpreter
 
 from .problem import TILE_LOOP_ATTR
 
-TARGET_ATTR = "npu.transform_target"
 
-
-def _apply(payload_root, body: str, marker: str = TARGET_ATTR) -> None:
+def _apply(payload, body: str) -> None:
+    """Run the transform `body` on `payload`, which %root stands for. The
+    payload is the op transformed itself, not an ancestor searched with
+    structured.match: a match walks all ops below the ancestor, and so
+    transforming every op of a function that way costs a walk of the
+    function per op."""
     script = ir.Module.parse(
         "module attributes {transform.with_named_sequence} {\n"
         "  transform.named_sequence @__transform_main("
-        "%root: !transform.any_op {transform.readonly}) {\n"
-        f"    %target = transform.structured.match attributes {{\"{marker}\"}} in %root"
-        " : (!transform.any_op) -> !transform.any_op\n"
+        "%root: !transform.any_op {transform.consumed}) {\n"
         f"{body}    transform.yield\n  }}\n}}")
-    interpreter.apply_named_sequence(payload_root, script.body.operations[0], script)
+    interpreter.apply_named_sequence(payload, script.body.operations[0], script)
 
 
-def enclosing_function(op) -> ir.Operation:
-    while op.name != "func.func":
-        op = op.parent
-    return op
-
-
-def tile_with_loops(op, loop_tiles: list[int], interchange: list[int],
-                    marker: str | None = None) -> None:
+def tile_with_loops(op, loop_tiles: list[int], interchange: list[int]) -> None:
     """Tile `op` (sizes per loop of the linalg op, 0 = not tiled; loops
     outermost first as `interchange` orders them) into scf.for loops over the
-    op on memref.subviews. The outermost loop gets TILE_LOOP_ATTR.
-
-    The transform finds the op by a marker attribute. With `marker` (a name
-    no other op carries), the tiled op keeps it until `remove_markers`, so
-    that tiling many ops walks the function once, not once per op."""
+    op on memref.subviews. The outermost loop gets TILE_LOOP_ATTR."""
     count = sum(1 for size in loop_tiles if size)
     if count == 0:
         return
-    function = enclosing_function(op.operation)
-    name = marker or TARGET_ATTR
-    op.attributes[name] = ir.UnitAttr.get()
     results = ", ".join(["!transform.any_op"] * (count + 1))
-    _apply(function,
-           f"    %tiled, %loops:{count} = transform.structured.tile_using_for %target "
+    _apply(op.operation,
+           f"    %tiled, %loops:{count} = transform.structured.tile_using_for %root "
            f"tile_sizes {list(loop_tiles)} interchange = {list(interchange)} : "
            f"(!transform.any_op) -> ({results})\n"
-           f"    transform.annotate %loops#0 \"{TILE_LOOP_ATTR}\" : !transform.any_op\n", name)
-    if marker is None:
-        remove_markers(function, TARGET_ATTR)
-
-
-def remove_markers(root, prefix: str) -> None:
-    """Remove the attributes whose name starts with `prefix` from every op in `root`."""
-    def unmark(nested):
-        for name in [n for n in nested.attributes if n.startswith(prefix)]:
-            del nested.attributes[name]
-        return ir.WalkResult.ADVANCE
-    root.walk(unmark)
+           f"    transform.annotate %loops#0 \"{TILE_LOOP_ATTR}\" : !transform.any_op\n")
 
 
 def tile_loops(op) -> list:
@@ -111,16 +87,10 @@ def flatten(op):
     if len(loops) == 1:
         normalise(loops[0])
         return loops[0]
-    root = loops[0]
-    root.attributes[TARGET_ATTR] = ir.UnitAttr.get()
-    function = enclosing_function(root)
-    _apply(function,
-           "    %flat = transform.loop.coalesce %target : (!transform.any_op) -> !transform.any_op\n"
+    _apply(loops[0],
+           "    %flat = transform.loop.coalesce %root : (!transform.any_op) -> !transform.any_op\n"
            f"    transform.annotate %flat \"{TILE_LOOP_ATTR}\" : !transform.any_op\n")
-    loop = op.operation.parent
-    if TARGET_ATTR in loop.attributes:
-        del loop.attributes[TARGET_ATTR]
-    return loop
+    return op.operation.parent
 
 
 def with_iter_args(loop, inits: list[ir.Value]):
