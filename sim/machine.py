@@ -68,7 +68,7 @@ from atvoss_mlir.machine_model import SharedDram, first_fit
 import numpy as np
 
 from .numeric_safety import NumericEvents
-from .values import SRAM, Buffer, mark_touched, written_mask
+from .values import SRAM, Buffer, mark_touched, views_overlap, written_mask
 
 class OpInfo:
     """Static facts about one op, made once when its region is translated,
@@ -103,8 +103,8 @@ class Token:
 
 class Access(tuple):
     """Bytes [low, high) of one address space that an in-flight op reads or writes:
-    (key, low, high, write, engine, finish, info, token); token is None for
-    compute ops. The access list holds plain tuples, which the hazard scan
+    (key, low, high, write, engine, finish, info, token, view); token is None for
+    compute ops; view is the MemRef (its exact bytes, when bounding ranges meet). The access list holds plain tuples, which the hazard scan
     reads by index; this view names their fields for messages."""
 
     __slots__ = ()
@@ -116,6 +116,7 @@ class Access(tuple):
     finish = property(lambda self: self[5])
     info = property(lambda self: self[6])
     token = property(lambda self: self[7])
+    view = property(lambda self: self[8])
 
 
 @dataclass
@@ -222,7 +223,7 @@ class Machine:
                 touches.add(memref.touch_key(1))
             if high > low:  # an empty view touches nothing
                 base = buffer.address
-                ranges.append((buffer.range_key, base + low, base + high, False))
+                ranges.append((buffer.range_key, base + low, base + high, False, memref))
         for memref in writes:
             buffer = memref.buffer
             low, high = memref._range or memref.byte_range()
@@ -230,7 +231,7 @@ class Machine:
                 touches.add(memref.touch_key(2))
             if high > low:
                 base = buffer.address
-                ranges.append((buffer.range_key, base + low, base + high, True))
+                ranges.append((buffer.range_key, base + low, base + high, True, memref))
         for memref in reads:
             if memref.buffer.written is not None:
                 mask = written_mask(memref)
@@ -246,7 +247,7 @@ class Machine:
             start = self.issue_time
         accesses = self.accesses
         if accesses:
-            for key, low, high, write in ranges:
+            for key, low, high, write, view in ranges:
                 for a in accesses:
                     if a[0] is not key or a[2] <= low or high <= a[1] or not (write or a[3]):
                         continue
@@ -254,6 +255,8 @@ class Machine:
                     if token is not None:
                         if token.done or a[4] == engine:
                             continue  # waited, or same DMA channel: in order
+                        if not views_overlap(a[8], view):
+                            continue  # interleaved strided tiles: bounding ranges only
                         raise info.error(self._dma_conflict(a, write, key, low, high))
                     if a[5] > start:
                         if dma:
@@ -268,8 +271,8 @@ class Machine:
         self.engine_free[engine] = finish
         self.engine_busy[engine] += finish - start
         result_token = Token(finish, info, engine) if dma else None
-        for key, low, high, write in ranges:
-            accesses.append((key, low, high, write, engine, finish, info, result_token))
+        for key, low, high, write, view in ranges:
+            accesses.append((key, low, high, write, engine, finish, info, result_token, view))
         if len(accesses) > self.prune_at:
             self._prune()
         if not info.count:

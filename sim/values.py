@@ -127,6 +127,20 @@ class MemRef:
         self._range = (start + low * item, start + high * item + item)
         return self._range
 
+    def byte_runs(self) -> tuple[np.ndarray, np.ndarray]:
+        """[start, end) bytes of the view's contiguous runs, sorted by start."""
+        item = self.dtype.itemsize
+        shape, strides = list(self.shape), list(self.strides)
+        length = item
+        if shape and strides[-1] == 1:   # the innermost dim is one run
+            length = shape.pop() * item
+            strides.pop()
+        starts = np.array([self.start_byte], dtype=np.int64)
+        for n, s in zip(shape, strides):
+            starts = (starts[:, None] + np.arange(n, dtype=np.int64) * (s * item)).ravel()
+        starts.sort()
+        return starts, starts + length
+
     def check_bounds(self, what: str) -> None:
         low, high = self.byte_range()
         if (low < 0 or high > self.buffer.nbytes) and high > low:
@@ -175,3 +189,16 @@ def written_mask(memref: MemRef) -> np.ndarray | None:
 
 def format_view(memref: MemRef) -> str:
     return "x".join(str(n) for n in memref.shape) + f"x{memref.dtype}"
+
+
+def views_overlap(a: MemRef, b: MemRef) -> bool:
+    """Whether two views of one buffer share a byte (their bounding ranges may
+    meet while their elements do not: interleaved strided tiles)."""
+    if a.size == 0 or b.size == 0:
+        return False
+    a_starts, a_ends = a.byte_runs()
+    b_starts, b_ends = b.byte_runs()
+    reach = np.maximum.accumulate(a_ends)      # furthest byte of a's runs so far
+    last = np.searchsorted(a_starts, b_ends, side="left") - 1
+    meets = last >= 0
+    return bool(np.any(reach[last[meets]] > b_starts[meets]))

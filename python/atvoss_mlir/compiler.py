@@ -82,12 +82,19 @@ def _is_onnx(model) -> bool:
     return isinstance(model, onnx.ModelProto)
 
 
-def load_module(model, context: ir.Context) -> tuple[ir.Module, str, list[str], list[str]]:
+def load_module(model, context: ir.Context, diagnostics=None, fusion: int = 0
+                ) -> tuple[ir.Module, str, list[str], list[str]]:
     """(module, source name, input names, output names) of an ONNX model or of
-    MLIR (text or bytecode, a path or the contents)."""
+    MLIR (text or bytecode, a path or the contents). With `fusion` >= 1 an ONNX
+    model's batch normalizations are folded into their convolutions first;
+    the remarks go to `diagnostics`."""
     if _is_onnx(model):
+        from .frontend.graph_folds import fold_batchnorm_into_conv
         from .frontend.onnx_importer import import_onnx_model
-        imported = import_onnx_model(model, context)
+        imported = import_onnx_model(
+            model, context, graph_rewrite=fold_batchnorm_into_conv if fusion >= 1 else None)
+        if diagnostics is not None:
+            diagnostics.diagnostics.extend(imported.remarks)
         source = "<onnx>" if not isinstance(model, (str, os.PathLike)) else str(model)
         return imported.module, source, imported.input_names, imported.output_names
     if isinstance(model, ir.Module):
@@ -124,8 +131,9 @@ def compile(model, target: str | NpuTarget | None = None) -> CompiledModel:  # n
     ir.Module) for `target`; raises DiagnosticError with located diagnostics."""
     target = target if isinstance(target, NpuTarget) else parse_target(target)
     context = make_context()
-    module, source, inputs, outputs = load_module(model, context)
     pass_context = PassContext(target=target)
+    module, source, inputs, outputs = load_module(model, context, pass_context.diagnostics,
+                                                  target.fusion)
     run_pipeline(module, named_pipeline(PIPELINE), pass_context)
     remarks = [d for d in pass_context.diagnostics.diagnostics if d.severity == "remark"]
     fallback = [d.format(source) for d in remarks if "fallback" in d.message]

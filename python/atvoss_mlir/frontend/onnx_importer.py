@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
@@ -252,21 +252,26 @@ class ImportedModel:
     module: ir.Module
     input_names: list[str]   # the graph inputs that are not initializers, in order
     output_names: list[str]
+    remarks: list = field(default_factory=list)   # from `graph_rewrite`
 
 
 def import_onnx_model(model_or_path, context: ir.Context | None = None, *,
                       input_shapes: dict[str, list[int]] | None = None,
-                      weights: str = "dense") -> ImportedModel:
+                      weights: str = "dense", graph_rewrite=None) -> ImportedModel:
     """`import_onnx`, with the graph's input and output names (a model file
-    is read once: its weights are most of it)."""
+    is read once: its weights are most of it). `graph_rewrite(model, path)`,
+    when given, rewrites the ModelProto first and returns it with its remarks."""
     if weights not in ("dense", "resource"):
         raise ValueError(f"weights must be 'dense' or 'resource', not {weights!r}")
     model, path = load_model(model_or_path)
+    remarks = []
+    if graph_rewrite is not None:
+        model, remarks = graph_rewrite(model, path)
     initializers = {initializer.name for initializer in model.graph.initializer}
     input_names = [i.name for i in model.graph.input if i.name not in initializers]
     output_names = [o.name for o in model.graph.output]
     return ImportedModel(_import(model, path, context, input_shapes, weights), input_names,
-                         output_names)
+                         output_names, remarks)
 
 
 def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None,
