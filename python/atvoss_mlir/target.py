@@ -28,7 +28,7 @@ class NpuTarget:
     # Matrix unit.
     array_rows: int = _option("array-rows", 32, "systolic array rows (MACs)", minimum=1)
     array_cols: int = _option("array-cols", 32, "systolic array columns (MACs)", minimum=1)
-    dataflow: str = _option("dataflow", "ws", "matrix-unit dataflow per op",
+    dataflow: str = _option("dataflow", "auto", "matrix-unit dataflow per op",
                             choices=("ws", "os", "auto"))
     clock_ghz: float = _option("clock-ghz", 1.0, "clock frequency in GHz", minimum=1e-3)
     int8_speedup: int = _option("int8-speedup", 2, "int8 MACs per fp16 MAC slot", minimum=1)

@@ -95,7 +95,7 @@ def test_dma_cycles_formula():
 
 
 def test_gemm_cycles_folds_and_int8():
-    target = parse_target("npu")
+    target = parse_target("npu -dataflow=ws")
     assert machine_model.gemm_cycles(256, 256, 256, target) == 22400
     assert machine_model.gemm_schedule(256, 256, 256, parse_target("npu -dataflow=os")) == \
         (20352, "os")

@@ -9,7 +9,7 @@ from atvoss_mlir.target import DEFAULT_TARGET, NpuTarget, TargetError, parse_tar
 
 def test_defaults_are_the_edge_npu():
     target = parse_target(None)
-    assert (target.array_rows, target.array_cols, target.dataflow) == (32, 32, "ws")
+    assert (target.array_rows, target.array_cols, target.dataflow) == (32, 32, "auto")
     assert target.max_sram_bytes == 1 << 20
     assert (target.dram_bytes_per_cycle, target.dma_channels, target.dma_setup_cycles,
             target.dma_burst_bytes) == (64, 2, 100, 32)
@@ -19,12 +19,12 @@ def test_defaults_are_the_edge_npu():
 
 def test_options_override_fields():
     target = parse_target("npu -max-sram-bytes=262144 -pipeline-stages=3 -layout-pref=NCHW "
-                          "-fusion=1 -tile-min=16 -tile-max=128 -dataflow=auto")
+                          "-fusion=1 -tile-min=16 -tile-max=128 -dataflow=os")
     assert target.max_sram_bytes == 262144
     assert target.pipeline_stages == 3
     assert target.layout_pref == "NCHW"
     assert (target.fusion, target.tile_min, target.tile_max) == (1, 16, 128)
-    assert target.dataflow == "auto"
+    assert target.dataflow == "os"
 
 
 def test_round_trip_through_string():

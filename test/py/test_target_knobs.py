@@ -1,7 +1,8 @@
 """Every NpuTarget option does something: a knob that changes nothing is a defect.
 
 One model (a conv with a relu epilogue, max pooling, an int8 matmul with few
-rows, a softmax left to the fallback engine) is compiled and simulated with
+rows, a softmax left to the fallback engine, a tall matmul on which
+weight-stationary beats output-stationary) is compiled and simulated with
 the default target and with each non-default option value. The compiled
 program, the simulation report or the timeline (the Chrome trace) must
 differ from the default's. Option values that cannot have an effect yet are
@@ -23,8 +24,9 @@ from test_lowering_cases import compile_text
 
 MODEL = """
 func.func @main(%x: tensor<1x18x18x16xf16>, %w: tensor<3x3x16x32xf16>,
-                %a: tensor<16x256xi8>, %b: tensor<256x64xi8>, %s: tensor<4x16xf32>)
-    -> (tensor<1x8x8x32xf32>, tensor<16x64xi32>, tensor<4x16xf32>) {
+                %a: tensor<16x256xi8>, %b: tensor<256x64xi8>, %s: tensor<4x16xf32>,
+                %p: tensor<1024x32xf16>, %q: tensor<32x32xf16>)
+    -> (tensor<1x8x8x32xf32>, tensor<16x64xi32>, tensor<4x16xf32>, tensor<1024x32xf32>) {
   %zero = arith.constant 0.0 : f32
   %lowest = arith.constant 0xFF800000 : f32
   %zero_i = arith.constant 0 : i32
@@ -54,7 +56,11 @@ func.func @main(%x: tensor<1x18x18x16xf16>, %w: tensor<3x3x16x32xf16>,
       -> tensor<16x64xi32>
   %es = tensor.empty() : tensor<4x16xf32>
   %sm = linalg.softmax dimension(1) ins(%s : tensor<4x16xf32>) outs(%es : tensor<4x16xf32>) -> tensor<4x16xf32>
-  return %pool, %mm, %sm : tensor<1x8x8x32xf32>, tensor<16x64xi32>, tensor<4x16xf32>
+  %et = tensor.empty() : tensor<1024x32xf32>
+  %ft = linalg.fill ins(%zero : f32) outs(%et : tensor<1024x32xf32>) -> tensor<1024x32xf32>
+  %tall = linalg.matmul ins(%p, %q : tensor<1024x32xf16>, tensor<32x32xf16>) outs(%ft : tensor<1024x32xf32>)
+      -> tensor<1024x32xf32>
+  return %pool, %mm, %sm, %tall : tensor<1x8x8x32xf32>, tensor<16x64xi32>, tensor<4x16xf32>, tensor<1024x32xf32>
 }
 """
 
@@ -69,7 +75,7 @@ PENDING = {
 # model -clock-ghz shows only in the timeline (microseconds; the report counts
 # cycles) and -sram-alignment only in the program (SRAM offsets).
 VALUES = {
-    "array-rows": [16], "array-cols": [16], "dataflow": ["os", "auto"], "clock-ghz": [2.0],
+    "array-rows": [16], "array-cols": [16], "dataflow": ["ws", "os"], "clock-ghz": [2.0],
     "int8-speedup": [1], "max-sram-bytes": [32768], "sram-alignment": [256],
     "dram-bytes-per-cycle": [16], "dma-channels": [1], "dma-setup-cycles": [10],
     "dma-burst-bytes": [128], "vector-lanes": [16], "fallback-cycles-per-element": [2],

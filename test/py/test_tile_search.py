@@ -215,7 +215,7 @@ func.func @f(%x: memref<1x30x30x32xf16>, %w: memref<3x3x32x32xf16>, %y: memref<1
 
 
 @pytest.mark.parametrize("m, target, relaxed, budget", [
-    (64, "npu -max-sram-bytes=8192 -tile-min=32", "1 pipeline stage instead of 2 (with 2, the "
+    (64, "npu -max-sram-bytes=8192 -tile-min=32 -dataflow=ws", "1 pipeline stage instead of 2 (with 2, the "
      "smallest working set is 16384 B, above the SRAM budget 8192 B)", 8192),
     (40, "npu -max-sram-bytes=4096 -tile-min=32 -pipeline-stages=3", "tiles below -tile-min=32",
      4096)])

@@ -1,6 +1,7 @@
-// RUN: atvoss-opt %s --npu-pipeline | FileCheck %s
-// RUN: atvoss-opt %s --npu-pipeline | atvoss-sim - --report=table | FileCheck %s --check-prefix=SIM
-// RUN: atvoss-opt %s --npu-pipeline --remarks -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: atvoss-opt %s --target='npu -dataflow=ws' --npu-pipeline | FileCheck %s
+// RUN: atvoss-opt %s --target='npu -dataflow=ws' --npu-pipeline | atvoss-sim - --target='npu -dataflow=ws' --report=table | FileCheck %s --check-prefix=SIM
+// RUN: atvoss-opt %s --target='npu -dataflow=ws' --npu-pipeline --remarks -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// (Tile choices and cycles here are the weight-stationary dataflow's.)
 
 // ResNet's stem shape, smaller: 7x7 stride 2, pad 3, three input channels.
 

@@ -2,8 +2,9 @@
 // 32x32x32 tiles with partial tiles at the edges (48 = 32 + 16, 80 = 2*32 + 16);
 // one SRAM buffer per operand, barriers before each reload and each store.
 // It runs, and the JSON report holds the contract keys.
-// RUN: atvoss-sim %s --report json | FileCheck %s --implicit-check-not=Traceback
-// RUN: atvoss-sim %s --report json --timing-only | FileCheck %s --check-prefix=FAST
+// RUN: atvoss-sim %s --target='npu -dataflow=ws' --report json | FileCheck %s --implicit-check-not=Traceback
+// RUN: atvoss-sim %s --target='npu -dataflow=ws' --report json --timing-only | FileCheck %s --check-prefix=FAST
+// (Tile choices and cycles here are the weight-stationary dataflow's.)
 
 // CHECK: {
 // CHECK-NEXT:   "version": 1,

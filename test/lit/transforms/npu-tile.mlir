@@ -1,7 +1,8 @@
-// RUN: atvoss-opt %s -split-input-file -npu-tile | FileCheck %s
-// RUN: atvoss-opt %s -split-input-file -verify-diagnostics -npu-tile
+// RUN: atvoss-opt %s --target='npu -dataflow=ws' -split-input-file -npu-tile | FileCheck %s
+// RUN: atvoss-opt %s --target='npu -dataflow=ws' -split-input-file -verify-diagnostics -npu-tile
 // RUN: not atvoss-opt %s -split-input-file --pass-pipeline='builtin.module(npu-tile{tile-sizes=64,32,48})' 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=EXPLICIT
+// (Tile choices and cycles here are the weight-stationary dataflow's.)
 
 // Explicit tile sizes apply to every op; one with another number of loops is an error.
 // EXPLICIT: npu-tile.mlir:[[@LINE+56]]:3: error: 'linalg.conv_2d_nhwc_hwcf' has 5 loop dimensions (n, oh, ow, f, c), tile-sizes gives 3

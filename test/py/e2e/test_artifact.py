@@ -307,7 +307,7 @@ def test_another_target_is_refused(saved, tmp_path):
     for path in saved.values():
         result = tool("atvoss-sim", path, f"--target={other}", "--timing-only")
         assert_located_failure(result, path, "the program was compiled for another target: "
-                               r"-dataflow=ws \(requested os\), -max-sram-bytes=65536 "
+                               r"-dataflow=auto \(requested os\), -max-sram-bytes=65536 "
                                r"\(requested 262144\)")
         with pytest.raises(DiagnosticError, match="compiled for another target"):
             atvoss_mlir.load(str(path), target=other)

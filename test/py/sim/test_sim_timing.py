@@ -49,7 +49,7 @@ def test_single_tile_matmul_matches_scalesim_ws_formula():
             ': ({in0_t}, {in1_t}, {out0_t}) -> ()')
     program = single_tile([((m, k), np.float16), ((k, n), np.float16)], [((m, n), np.float32)],
                           body)
-    result = simulate(program)
+    result = simulate(program, target="npu -dataflow=ws")
     matmul = op_report(result, "npu.matmul")
     # SCALE-Sim 3.0 on this GEMM (M=64, N=40, K=48, 32x32 WS): Total Cycles 631, the
     # index of the last cycle; partial folds cost as much as full ones.
@@ -69,7 +69,8 @@ def test_gemm_256_compute_only_equals_anchors(dataflow, expected):
 
 def test_gemm_256_tiled_per_tile_folds():
     # Eight 128x128x128 tiles: each streams only 128 rows per weight fold.
-    result = simulate(tiled_matmul(256, 256, 256, 128, 128, 128), timing_only=True)
+    result = simulate(tiled_matmul(256, 256, 256, 128, 128, 128), target="npu -dataflow=ws",
+                      timing_only=True)
     matmul = op_report(result, "npu.matmul")
     per_tile = scalesim_fold_sum(128, 128, 128)
     assert per_tile == 3552 and matmul["count"] == 8
