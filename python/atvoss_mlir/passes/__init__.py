@@ -23,6 +23,7 @@ _REGISTRY = {
     "npu-verify": "npu_verify:NpuVerify",
     "npu-convert-layout": "npu_convert_layout:NpuConvertLayout",
     "npu-propagate-layout": "npu_propagate_layout:NpuPropagateLayout",
+    "npu-convert-copies": "npu_convert_copies:NpuConvertCopies",
     "npu-normalize-contractions": "npu_normalize_contractions:NpuNormalizeContractions",
     "npu-decompose-linalg": "npu_decompose_linalg:NpuDecomposeLinalg",
     "npu-fuse-epilogue": "npu_fuse_epilogue:NpuFuseEpilogue",

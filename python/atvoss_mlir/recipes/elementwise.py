@@ -113,12 +113,17 @@ def check_broadcasts(steps, broadcast_inputs: set[int]) -> None:
 
 
 def broadcast_problem(op, target) -> TilingProblem:
+    """linalg.broadcast, and linalg.copy (a broadcast that adds no dims): each
+    tile is loaded, copied on the vector unit, and stored."""
     (source,), (out,) = ins_outs(op)
-    added = list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+    added = list(ir.DenseI64ArrayAttr(op.attributes["dimensions"])) \
+        if op.name == "linalg.broadcast" else []
     shape = static_shape(out, "output")
     static_shape(source, "input")
     if type_name(source) not in VECTOR_TYPES:
         raise Unsupported(f"element type {type_name(source)} on the vector unit")
+    if type_name(source) != type_name(out):
+        raise Unsupported("input and output of different element types")
     kept = [d for d in range(len(shape)) if d not in added]
     operands = [OperandTile("in0", source, tuple(Tiled(d) for d in kept)),
                 OperandTile("output", out, tuple(Tiled(d) for d in range(len(shape))),
@@ -130,11 +135,13 @@ def broadcast_problem(op, target) -> TilingProblem:
 
 class ElementwiseRecipe(Recipe):
     name = "elementwise"
-    ops = ("linalg.generic", "linalg.broadcast", *NAMED_BINARY)
-    sram_only_ops = ("linalg.copy",)   # the widening/rounding of fp32 accumulators
+    # linalg.copy: a DRAM copy (npu-convert-copies), or on SRAM tiles the
+    # widening/rounding of fp32 accumulators.
+    ops = ("linalg.generic", "linalg.broadcast", "linalg.copy", *NAMED_BINARY)
 
     def problem(self, op, target) -> TilingProblem:
-        build = broadcast_problem if op.name == "linalg.broadcast" else elementwise_problem
+        build = broadcast_problem if op.name in ("linalg.broadcast", "linalg.copy") \
+            else elementwise_problem
         return build(op, target)
 
     def broadcast_inputs(self, problem) -> bool:

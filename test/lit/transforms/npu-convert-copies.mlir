@@ -1,0 +1,35 @@
+// RUN: atvoss-opt %s -split-input-file -npu-convert-copies | FileCheck %s
+// RUN: atvoss-opt %s -split-input-file -verify-diagnostics -npu-convert-copies
+// RUN: atvoss-opt %s -split-input-file --npu-pipeline | FileCheck %s --check-prefix=PIPELINE
+
+// The slices of a concatenation, as bufferization writes them: each copy
+// becomes a linalg.copy, which the pipeline tiles through SRAM with DMA.
+
+// CHECK-LABEL: func.func @concat
+// CHECK-NOT:     memref.copy
+// CHECK:         linalg.copy {{.*}}ins(%arg0 : memref<1x32x28x28xf32>) outs(%{{.*}} : memref<1x32x28x28xf32, strided<[37632, 784, 28, 1]>>)
+// CHECK:         linalg.copy {{.*}}ins(%arg1 : memref<1x16x28x28xf32>) outs(%{{.*}} : memref<1x16x28x28xf32, strided<[37632, 784, 28, 1], offset: 25088>>)
+// PIPELINE-LABEL: func.func @concat
+// PIPELINE-NOT:   memref.copy
+// PIPELINE:       "npu.dma_load"
+// PIPELINE:       "npu.dma_store"
+func.func @concat(%a: memref<1x32x28x28xf32>, %b: memref<1x16x28x28xf32>) -> memref<1x48x28x28xf32> {
+  %alloc = memref.alloc() : memref<1x48x28x28xf32>
+  %s0 = memref.subview %alloc[0, 0, 0, 0] [1, 32, 28, 28] [1, 1, 1, 1] : memref<1x48x28x28xf32> to memref<1x32x28x28xf32, strided<[37632, 784, 28, 1]>>
+  memref.copy %a, %s0 : memref<1x32x28x28xf32> to memref<1x32x28x28xf32, strided<[37632, 784, 28, 1]>>
+  %s1 = memref.subview %alloc[0, 32, 0, 0] [1, 16, 28, 28] [1, 1, 1, 1] : memref<1x48x28x28xf32> to memref<1x16x28x28xf32, strided<[37632, 784, 28, 1], offset: 25088>>
+  memref.copy %b, %s1 : memref<1x16x28x28xf32> to memref<1x16x28x28xf32, strided<[37632, 784, 28, 1], offset: 25088>>
+  return %alloc : memref<1x48x28x28xf32>
+}
+
+// -----
+
+// A copy of a dynamically shaped buffer stays on the fallback engine.
+
+// CHECK-LABEL: func.func @copy$dynamic
+// CHECK:         memref.copy
+func.func @copy$dynamic(%a: memref<?x8xf32>, %b: memref<?x8xf32>) {
+  // expected-remark @below {{'memref.copy' stays on the fallback engine: its source has a dynamic shape}}
+  memref.copy %a, %b : memref<?x8xf32> to memref<?x8xf32>
+  return
+}
