@@ -72,7 +72,7 @@ class CompiledModel:
         from .sim import simulate
         self.input_notes = []
         if inputs is None:
-            if not timing_only:
+            if not timing_only and self.input_names:
                 self.input_notes.append(Diagnostic(
                     "note", f"no inputs given: the model runs on random inputs (seed {seed})"))
             values = None

@@ -150,13 +150,18 @@ class NpuBackendRep(BackendRep):
         else:
             self._check_bound(values)
         outputs = self.compiled.run({n: given[n] for n in self.compiled.input_names
-                                     if n in given} if self.compiled.input_names else None)
+                                     if n in given})
         return namedtupledict("Outputs", self.output_names)(
             *[outputs[name] for name in self.output_names])
 
     def _by_name(self, inputs) -> dict[str, Any]:
         names = [s.name for s in self.inputs]
         if isinstance(inputs, dict):
+            unknown = [repr(name) for name in inputs if name not in names]
+            if unknown:
+                raise DiagnosticError([Diagnostic(
+                    "error", f"unknown input(s) {', '.join(unknown)}: the model takes "
+                    f"{', '.join(names)}")])
             return dict(inputs)
         if isinstance(inputs, np.ndarray):
             inputs = [inputs]

@@ -74,6 +74,11 @@ def test_run_model_and_input_mistakes():
     with pytest.raises(DiagnosticError, match=r"input 'shape' expects int64 of shape \[2\], "
                        r"given a float64 array"):
         onnx_backend.run_model(RESHAPE, [x, np.array([4.0, 6.0])])
+    with pytest.raises(DiagnosticError, match=r"unknown input\(s\) 'z': the model takes x, shape"):
+        onnx_backend.run_model(RESHAPE, {"x": x, "shape": np.array([6, 4], np.int64), "z": x})
+    with pytest.raises(DiagnosticError, match=r"missing input\(s\) 'x' \(float32 of shape "
+                       r"\[2, 3, 4\]\)"):
+        onnx_backend.run_model(RESHAPE, {"shape": np.array([6, 4], np.int64)})
 
 
 def test_which_inputs_decide_shapes():

@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from atvoss_mlir import onnx_backend
-from atvoss_mlir.testing.onnx_conformance import REGENERATE, TABLE_PATH, NodeSuite
+from atvoss_mlir.diagnostics import Diagnostic, DiagnosticError
+from atvoss_mlir.testing.onnx_conformance import REGENERATE, TABLE_PATH, NodeSuite, classify
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = NodeSuite(onnx_backend, __name__)
@@ -50,6 +51,32 @@ for _attribute in [a for a in vars(SUITE.tests) if a.startswith("test_")]:
     _case = _attribute.removesuffix("_cpu")
     setattr(SUITE.tests, _attribute, _conformance_test(_case, getattr(SUITE.tests, _attribute)))
 globals()[SUITE.tests.__name__] = SUITE.tests
+
+
+def _raises(error):
+    def run(*_):
+        raise error
+    return run
+
+
+def test_a_wrong_result_or_a_crash_fails_and_a_refusal_is_an_xfail():
+    model = SUITE.cases["test_abs"].model
+    refusal = DiagnosticError([Diagnostic("error", "node 'n': op type 'Abs' is not supported")])
+    internal = DiagnosticError([Diagnostic("error", "internal error importing the ONNX model")])
+    assert classify(_raises(AssertionError("outputs differ")), model).status == "wrong"
+    assert classify(_raises(ValueError("bad")), model).status == "crash"
+    assert classify(_raises(internal), model).status == "crash"
+    assert classify(_raises(refusal), model).status == "refused"
+    kept = OUTCOMES.get("test_abs")
+    try:
+        with pytest.raises(AssertionError, match="wrong: outputs differ"):
+            _conformance_test("test_abs", _raises(AssertionError("outputs differ")))(None)
+        with pytest.raises(pytest.xfail.Exception, match="refused: op type 'Abs'"):
+            _conformance_test("test_abs", _raises(refusal))(None)
+    finally:
+        OUTCOMES.pop("test_abs")
+        if kept is not None:
+            OUTCOMES["test_abs"] = kept
 
 
 def test_every_node_case_is_collected():
