@@ -163,6 +163,13 @@ def reason_of(error: DiagnosticError) -> str:
     return message[:120]
 
 
+def _mismatch(message: str) -> str:
+    """numpy's assertion message in one line: what differs and by how much."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    kept = [line for line in lines if line.startswith(("Mismatched elements", "Max absolute"))]
+    return " ".join((lines[:1] + kept) if lines else ["outputs differ"])[:200]
+
+
 def classify(run: Callable[[], None], model: onnx.ModelProto) -> Outcome:
     """Run one case (`run` raises on a mismatch, as BackendTest's test functions do)."""
     bound = bool(shape_deciding_inputs(model))
@@ -176,7 +183,7 @@ def classify(run: Callable[[], None], model: onnx.ModelProto) -> Outcome:
             return Outcome("crash", str(error).splitlines()[0][:300], bound)
         return Outcome("refused", reason, bound)
     except AssertionError as error:
-        return Outcome("wrong", " ".join(str(error).split())[:300], bound)
+        return Outcome("wrong", _mismatch(str(error)), bound)
     except Exception as error:  # noqa: BLE001 - a crash is an outcome here
         return Outcome("crash", f"{type(error).__name__}: {error}"[:300], bound)
     return Outcome("pass", "", bound)
@@ -308,8 +315,13 @@ def render_table(outcomes: dict[str, Outcome], groups: dict[str, str], onnx_vers
         for status in ("wrong", "crash", "refused", "excluded"):
             found = Counter(o.reason for o in rows[group] if o.status == status)
             if found:
-                reasons.append(f"{status}: {_reasons(found)}")
+                reasons.append(f"{status}: {_reasons(found)}" if status in ("refused", "excluded")
+                               else f"{status}: {sum(found.values())}, listed below")
         lines.append(f"| {group} | {len(rows[group])} | {counts['pass']} | {counts['refused']} "
                      f"| {counts['excluded']} | {counts['wrong'] + counts['crash']} | "
                      f"{_escape(' — '.join(reasons))} |")
+    failures = sorted((name, o) for name, o in outcomes.items() if o.status in ("wrong", "crash"))
+    if failures:
+        lines += ["", "## Wrong results and crashes", ""]
+        lines += [f"- `{name}` ({o.status}): {_escape(o.reason)}" for name, o in failures]
     return "\n".join(lines) + "\n"
