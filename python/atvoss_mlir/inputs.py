@@ -129,11 +129,13 @@ def _widens(given: np.dtype, expected: np.dtype) -> bool:
     return same_kind and given.kind in "iuf" and np.can_cast(given, expected, casting="safe")
 
 
-def check_inputs(specs: list[InputSpec], given: dict, source: str | None = None
-                 ) -> tuple[dict[str, np.ndarray], list[Diagnostic]]:
+def check_inputs(specs: list[InputSpec], given: dict, source: str | None = None,
+                 require_all: bool = True) -> tuple[dict[str, np.ndarray], list[Diagnostic]]:
     """The given inputs (name -> value), checked and converted: (arrays by
     name, notes). `source` names where they came from (an .npz file) in the
-    diagnostics. Every spec must be given; nothing else may be."""
+    diagnostics. Nothing else than the specs may be given, and every spec
+    unless `require_all` is false (npu programs in destination-passing style
+    take their output buffers as arguments)."""
     by_name = {spec.name: spec for spec in specs}
     unknown = [name for name in given if name not in by_name]
     if unknown:
@@ -141,9 +143,10 @@ def check_inputs(specs: list[InputSpec], given: dict, source: str | None = None
         raise _error(f"unknown input(s) {', '.join(repr(n) for n in unknown)}: the model "
                      f"takes {takes}", source)
     missing = [spec for spec in specs if spec.name not in given]
-    if missing:
+    if missing and require_all:
         raise _error("missing input(s) " + ", ".join(
             f"'{s.name}' ({s.describe()})" for s in missing), source)
     notes: list[Diagnostic] = []
-    arrays = {spec.name: _convert(spec, given[spec.name], source, notes) for spec in specs}
+    arrays = {spec.name: _convert(spec, given[spec.name], source, notes) for spec in specs
+              if spec.name in given}
     return arrays, notes
