@@ -89,17 +89,11 @@ def run(argv: list[str] | None = None) -> int:
     inputs = None
     if args.inputs:
         try:
-            with np.load(args.inputs) as archive:
-                inputs = {key: archive[key] for key in archive.files}
+            inputs = _read_inputs(args.inputs, module, args.entry, metadata.input_names)
+        except DiagnosticError as failure:
+            return _print_diagnostics(failure, filename)
         except Exception as failure:  # noqa: BLE001 - any unreadable archive
             return _fail(f"cannot read inputs '{args.inputs}': {failure}")
-        by_name = {name: f"arg{i}" for i, name in enumerate(metadata.input_names or [])}
-        inputs = {by_name.get(key, key): value for key, value in inputs.items()}
-        unknown = [k for k in inputs if not (k.startswith("arg") and k[3:].isdigit())]
-        if unknown:
-            names = ", ".join(metadata.input_names or [])
-            return _fail(f"inputs '{args.inputs}' holds {', '.join(unknown)}; "
-                         f"expected arg0, arg1, ...{f' or {names}' if names else ''}")
     try:
         result = simulate(module, inputs, target=target, entry=args.entry,
                           timing_only=args.timing_only, seed=args.seed,
@@ -107,6 +101,9 @@ def run(argv: list[str] | None = None) -> int:
     except DiagnosticError as failure:
         return _print_diagnostics(failure, filename)
 
+    if inputs is None and not args.timing_only and _takes_arguments(module, args.entry):
+        print(f"{filename}: note: no --inputs: ran on random inputs (seed {args.seed})",
+              file=sys.stderr)
     from .numeric_safety import warning_lines
     for line in warning_lines(result.report["numerics"]):
         print(line, file=sys.stderr)
@@ -117,6 +114,52 @@ def run(argv: list[str] | None = None) -> int:
             json.dump(result.chrome_trace(), stream)
     print(result.json() if args.report == "json" else result.table())
     return 0
+
+
+def _takes_arguments(module, entry: str | None) -> bool:
+    from mlir import ir
+    from . import _entry_function
+    with module.context:
+        function = _entry_function(module, entry)
+        return bool(ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+                    .inputs)
+
+
+def _read_inputs(path: str, module, entry: str | None, names: list[str] | None) -> dict:
+    """The arrays of an .npz by argument index (keys arg0, arg1, ... or the
+    recorded input names), each checked against its argument's element type
+    and shape (atvoss_mlir.inputs). Arguments left out are output buffers
+    (destination-passing style) or drawn at random; an archive without arrays
+    is an error."""
+    from atvoss_mlir.diagnostics import Diagnostic, SourcePosition
+    from atvoss_mlir.inputs import check_inputs, function_input_specs
+    from . import _entry_function
+    from mlir import ir
+    with module.context:
+        function = _entry_function(module, entry)
+        count = len(ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+                    .inputs)
+    labels = [f"arg{i}" for i in range(count)]
+    by_name = {name: label for name, label in zip(names or [], labels)}
+    arrays = {}
+    with np.load(path, allow_pickle=False) as archive:
+        for key in archive.files:
+            try:
+                arrays[by_name.get(key, key)] = archive[key]
+            except ValueError as error:  # object arrays (pickles) are not read
+                raise DiagnosticError([Diagnostic(
+                    "error", f"input '{key}' cannot be read: {error}",
+                    position=SourcePosition(path, 1, 1))]) from None
+    specs = function_input_specs(function, labels)
+    if not arrays and specs:
+        raise DiagnosticError([Diagnostic(
+            "error", "the archive holds no arrays; the program takes " + ", ".join(
+                f"'{s.name}' ({s.describe()})" for s in specs), position=SourcePosition(
+                    path, 1, 1))])
+    checked, notes = check_inputs(specs, arrays, path, require_all=False)
+    for note in notes:
+        print(note.format(), file=sys.stderr)
+    return checked
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,6 +38,10 @@ class CompiledModel:
     fallback_ops: list[str] = field(default_factory=list)  # "op at file:line:col: reason"
     source_name: str = "-"
     report: dict | None = None        # of the last run
+    input_notes: list[Diagnostic] = field(default_factory=list)  # of the last run
+    # The ONNX graph's output element types (signless integers come out of the
+    # simulator signed: a uint8 output is read back as uint8), None if unknown.
+    output_dtypes: list | None = None
 
     @cached_property
     def program(self) -> str:
@@ -50,26 +54,56 @@ class CompiledModel:
         text; `emit="text"|"bytecode"` overrides the suffix."""
         artifact.write_program(self.module, path, emit)
 
+    @cached_property
+    def input_specs(self) -> list:
+        """Name, shape and element type of each input (`inputs.InputSpec`)."""
+        from .inputs import function_input_specs
+        return function_input_specs(_entry_function(self.module), self.input_names)
+
     def run(self, inputs: dict[str, np.ndarray] | list | None = None, *, seed: int = 0,
             timing_only: bool = False, trace: bool = False):
-        """Simulate the program; returns outputs by name (and keeps the report)."""
+        """Simulate the program; returns outputs by name (and keeps the report).
+
+        `inputs` maps every input name to an array of its shape and element type
+        (`atvoss_mlir.inputs` says what is checked), or lists them in order.
+        None runs on random inputs drawn with `seed` (numerics) or on none at
+        all (`timing_only`), and `input_notes` says so."""
+        from .inputs import check_inputs
         from .sim import simulate
-        if isinstance(inputs, dict):
-            missing = [name for name in self.input_names if name not in inputs]
-            unknown = [name for name in inputs if name not in self.input_names]
-            if unknown:
-                raise DiagnosticError([Diagnostic(
-                    "error", f"unknown input(s) {', '.join(unknown)}; the model takes "
-                    f"{', '.join(self.input_names)}")])
-            if missing and len(missing) < len(self.input_names):
-                raise DiagnosticError([Diagnostic(
-                    "error", f"missing input(s) {', '.join(missing)}")])
-            inputs = [inputs[name] for name in self.input_names] if not missing else None
-        result = simulate(self.module, inputs, target=self.target, seed=seed,
+        self.input_notes = []
+        if inputs is None:
+            if not timing_only and self.input_names:
+                self.input_notes.append(Diagnostic(
+                    "note", f"no inputs given: the model runs on random inputs (seed {seed})"))
+            values = None
+        else:
+            if not isinstance(inputs, dict):
+                inputs = list(inputs)
+                if len(inputs) != len(self.input_names):
+                    raise DiagnosticError([Diagnostic(
+                        "error", f"the model takes {len(self.input_names)} input(s) "
+                        f"({', '.join(self.input_names)}), {len(inputs)} were given")])
+                inputs = dict(zip(self.input_names, inputs))
+            arrays, self.input_notes = check_inputs(self.input_specs, inputs)
+            values = [arrays[name] for name in self.input_names]
+        result = simulate(self.module, values, target=self.target, seed=seed,
                           timing_only=timing_only, trace=trace, filename=self.source_name)
         self.report = result.report
         self.last_result = result
-        return dict(zip(self.output_names, result.outputs))
+        outputs = result.outputs
+        if self.output_dtypes is not None:
+            outputs = [_as_declared(value, dtype) for value, dtype in
+                       zip(outputs, self.output_dtypes)]
+        return dict(zip(self.output_names, outputs))
+
+
+def _as_declared(value, dtype):
+    """An integer output read with the signedness the model declares."""
+    if isinstance(value, np.ndarray) and dtype is not None and value.dtype != dtype \
+            and value.dtype.kind in "iu" and np.dtype(dtype).kind in "iu" \
+            and value.dtype.itemsize == np.dtype(dtype).itemsize:
+        return value.view(dtype)
+    return value
 
 
 def _is_onnx(model) -> bool:
@@ -82,9 +116,19 @@ def _is_onnx(model) -> bool:
     return isinstance(model, onnx.ModelProto)
 
 
-def load_module(model, context: ir.Context, diagnostics=None, fusion: int = 0
-                ) -> tuple[ir.Module, str, list[str], list[str]]:
-    """(module, source name, input names, output names) of an ONNX model or of
+@dataclass
+class LoadedModel:
+    module: ir.Module
+    source: str
+    input_names: list[str]
+    output_names: list[str]
+    # ONNX models: the graph's own input specs and output element types.
+    input_specs: list | None = None
+    output_dtypes: list | None = None
+
+
+def load_module(model, context: ir.Context, diagnostics=None, fusion: int = 0) -> LoadedModel:
+    """The module, source name and input/output names of an ONNX model or of
     MLIR (text or bytecode, a path or the contents). With `fusion` >= 1 an ONNX
     model's batch normalizations are folded into their convolutions first;
     the remarks go to `diagnostics`."""
@@ -96,7 +140,8 @@ def load_module(model, context: ir.Context, diagnostics=None, fusion: int = 0
         if diagnostics is not None:
             diagnostics.diagnostics.extend(imported.remarks)
         source = "<onnx>" if not isinstance(model, (str, os.PathLike)) else str(model)
-        return imported.module, source, imported.input_names, imported.output_names
+        return LoadedModel(imported.module, source, imported.input_names,
+                           imported.output_names, imported.input_specs, imported.output_dtypes)
     if isinstance(model, ir.Module):
         data, source = str(model), "-"
     elif isinstance(model, (bytes, bytearray)):
@@ -110,8 +155,8 @@ def load_module(model, context: ir.Context, diagnostics=None, fusion: int = 0
     entry = _entry_function(module)
     count_in = len(entry.type.inputs)
     count_out = len(entry.type.results)
-    return (module, source, [f"arg{i}" for i in range(count_in)],
-            [f"result{i}" for i in range(count_out)])
+    return LoadedModel(module, source, [f"arg{i}" for i in range(count_in)],
+                       [f"result{i}" for i in range(count_out)])
 
 
 def _entry_function(module: ir.Module):
@@ -132,13 +177,17 @@ def compile(model, target: str | NpuTarget | None = None) -> CompiledModel:  # n
     target = target if isinstance(target, NpuTarget) else parse_target(target)
     context = make_context()
     pass_context = PassContext(target=target)
-    module, source, inputs, outputs = load_module(model, context, pass_context.diagnostics,
-                                                  target.fusion)
+    loaded = load_module(model, context, pass_context.diagnostics, target.fusion)
+    module = loaded.module
     run_pipeline(module, named_pipeline(PIPELINE), pass_context)
     remarks = [d for d in pass_context.diagnostics.diagnostics if d.severity == "remark"]
-    fallback = [d.format(source) for d in remarks if "fallback" in d.message]
-    artifact.record_metadata(module, target, inputs, outputs)
-    return CompiledModel(module, target, inputs, outputs, remarks, fallback, source)
+    fallback = [d.format(loaded.source) for d in remarks if "fallback" in d.message]
+    artifact.record_metadata(module, target, loaded.input_names, loaded.output_names)
+    compiled = CompiledModel(module, target, loaded.input_names, loaded.output_names, remarks,
+                             fallback, loaded.source, output_dtypes=loaded.output_dtypes)
+    if loaded.input_specs is not None:
+        compiled.input_specs = loaded.input_specs  # fills the cached property
+    return compiled
 
 
 def load(path: str, target: str | NpuTarget | None = None) -> CompiledModel:

@@ -86,7 +86,16 @@ def lowest(element_type: ir.Type) -> float | int:
     """The identity of max: -inf for floats, the smallest integer otherwise."""
     if is_float(element_type):
         return float("-inf")
-    return -(1 << (ir.IntegerType(element_type).width - 1))
+    width = ir.IntegerType(element_type).width
+    return 0 if width == 1 else -(1 << (width - 1))
+
+
+def highest(element_type: ir.Type) -> float | int:
+    """The identity of min: +inf for floats, the largest integer otherwise."""
+    if is_float(element_type):
+        return float("inf")
+    width = ir.IntegerType(element_type).width
+    return 1 if width == 1 else (1 << (width - 1)) - 1
 
 
 def result_of(built) -> ir.Value:
@@ -337,12 +346,22 @@ def div(a, b):
     return arith.divf(a, b) if is_float(a.type) else arith.divsi(a, b)
 
 
+def _is_bool(type_: ir.Type) -> bool:
+    return isinstance(type_, ir.IntegerType) and ir.IntegerType(type_).width == 1
+
+
+# Booleans (i1) compare unsigned: false < true, so max is "or" and min is "and"
+# (as signed i1, true is -1).
 def maximum(a, b):
-    return arith.maximumf(a, b) if is_float(a.type) else arith.maxsi(a, b)
+    if is_float(a.type):
+        return arith.maximumf(a, b)
+    return arith.maxui(a, b) if _is_bool(a.type) else arith.maxsi(a, b)
 
 
 def minimum(a, b):
-    return arith.minimumf(a, b) if is_float(a.type) else arith.minsi(a, b)
+    if is_float(a.type):
+        return arith.minimumf(a, b)
+    return arith.minui(a, b) if _is_bool(a.type) else arith.minsi(a, b)
 
 
 def const_like(value, like: ir.Value) -> ir.Value:

@@ -253,6 +253,10 @@ class ImportedModel:
     input_names: list[str]   # the graph inputs that are not initializers, in order
     output_names: list[str]
     remarks: list = field(default_factory=list)   # from `graph_rewrite`
+    # Name, shape and ONNX element type of those inputs (uint8 stays uint8 here,
+    # where the IR has signless i8), and the ONNX element type of each output.
+    input_specs: list = None
+    output_dtypes: list = None
 
 
 def import_onnx_model(model_or_path, context: ir.Context | None = None, *,
@@ -270,8 +274,13 @@ def import_onnx_model(model_or_path, context: ir.Context | None = None, *,
     initializers = {initializer.name for initializer in model.graph.initializer}
     input_names = [i.name for i in model.graph.input if i.name not in initializers]
     output_names = [o.name for o in model.graph.output]
-    return ImportedModel(_import(model, path, context, input_shapes, weights), input_names,
-                         output_names, remarks)
+    from ..inputs import InputSpec, onnx_input_spec
+    module = _import(model, path, context, input_shapes, weights)
+    specs = [onnx_input_spec(i) for i in model.graph.input if i.name not in initializers]
+    specs = [InputSpec(s.name, tuple(input_shapes[s.name]), s.dtype)
+             if input_shapes and s.name in input_shapes else s for s in specs]
+    return ImportedModel(module, input_names, output_names, remarks, specs,
+                         [onnx_input_spec(o).dtype for o in model.graph.output])
 
 
 def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None,

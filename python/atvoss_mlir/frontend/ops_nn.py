@@ -5,7 +5,6 @@ Convolution and pooling are in `ops_conv`, normalization in `ops_norm`."""
 from __future__ import annotations
 
 import numpy as np
-from mlir import ir
 from mlir.dialects import arith, linalg, math
 
 from . import builders as b
@@ -149,9 +148,7 @@ def reduction(node):
     elif node.op_type == "ReduceMax":
         result = b.reduce(x, axes, b.lowest(element_type), b.maximum)
     else:
-        highest = float("inf") if b.is_float(element_type) else \
-            (1 << (ir.IntegerType(element_type).width - 1)) - 1
-        result = b.reduce(x, axes, highest, b.minimum)
+        result = b.reduce(x, axes, b.highest(element_type), b.minimum)
     if node.op_type == "ReduceMean":
         count = float(np.prod([shape[a] for a in axes]))
         result = b.elementwise([result], lambda a: arith.divf(a[0], b.const_like(count, a[0])))

@@ -108,15 +108,37 @@ def _compile(args, progress: Progress):
 
 
 def _load_inputs(args, compiled) -> dict[str, np.ndarray] | None:
+    """The arrays of --inputs by input name (keys may also be arg0, arg1, ...),
+    checked against the model's inputs; None without --inputs."""
     if not args.inputs:
         return None
+    from ..inputs import check_inputs
+    position = f"{args.inputs}:1:1"
     try:
-        with np.load(args.inputs) as data:
-            arrays = {key: data[key] for key in data.files}
-    except (OSError, ValueError) as error:
-        raise CommandLineError(f"cannot read inputs '{args.inputs}': {error}") from None
+        data = np.load(args.inputs, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as error:
+        raise CommandLineError(f"cannot read inputs '{args.inputs}': {error}", position) from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise CommandLineError(f"inputs '{args.inputs}' is a single array, not an .npz of "
+                               f"arrays by input name", position)
     by_position = {f"arg{i}": name for i, name in enumerate(compiled.input_names)}
-    return {by_position.get(key, key): value for key, value in arrays.items()}
+    arrays = {}
+    with data:
+        if not data.files and compiled.input_names:
+            takes = ", ".join(f"'{s.name}' ({s.describe()})" for s in compiled.input_specs)
+            raise CommandLineError(f"inputs '{args.inputs}' holds no arrays; the model takes "
+                                   f"{takes}", position)
+        for key in data.files:
+            try:
+                arrays[by_position.get(key, key)] = data[key]
+            except ValueError as error:  # object arrays (pickles) are not read
+                raise CommandLineError(f"input '{by_position.get(key, key)}' in "
+                                       f"'{args.inputs}' cannot be read: {error}",
+                                       position) from None
+    checked, notes = check_inputs(compiled.input_specs, arrays, source=args.inputs)
+    for note in notes:
+        print(note.format(), file=sys.stderr)
+    return checked
 
 
 def _reference_outputs(args, compiled, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -152,12 +174,21 @@ def _check(args, outputs, reference) -> dict:
 
 
 def _run(args, progress: Progress) -> int:
+    if args.check and args.timing_only:  # before any work
+        raise CommandLineError("--check needs numerics: drop --timing-only")
     compiled = _compile(args, progress)
     inputs = _load_inputs(args, compiled)
+    if inputs is None and not args.timing_only and compiled.input_names:
+        print(f"{compiled.source_name}: note: no --inputs: running on random inputs (seed "
+              f"{args.seed})", file=sys.stderr)
     if inputs is None and args.check:
         from ..sim import random_inputs
-        inputs = dict(zip(compiled.input_names, random_inputs(compiled.module, "main",
-                                                              args.seed)))
+        drawn = random_inputs(compiled.module, "main", args.seed)
+        # The program's integers are signless: a uint8 input is drawn as int8 bits.
+        inputs = {spec.name: value.view(spec.dtype) if spec.dtype is not None
+                  and value.dtype.kind in "iu" and spec.dtype.kind in "iu"
+                  and value.dtype.itemsize == spec.dtype.itemsize else value
+                  for spec, value in zip(compiled.input_specs, drawn)}
     outputs = progress.stage("simulate", lambda: compiled.run(
         inputs, seed=args.seed, timing_only=args.timing_only, trace=bool(args.trace)))
     report = dict(compiled.report)
@@ -166,8 +197,6 @@ def _run(args, progress: Progress) -> int:
         print(line, file=sys.stderr)
     status = 0
     if args.check:
-        if args.timing_only:
-            raise CommandLineError("--check needs numerics: drop --timing-only")
         reference = progress.stage("onnxruntime", lambda: _reference_outputs(args, compiled,
                                                                              inputs))
         report["check"] = _check(args, outputs, reference)

@@ -93,7 +93,8 @@ def test_inputs_of_the_wrong_shape_are_a_clear_error(models, tmp_path, capsys):
     np.savez(tmp_path / "wrong.npz", x=np.zeros((2, 2), np.float16))
     assert atvoss_main(["run", models["softmax_fp16.onnx"], "--check", "-q", "--inputs",
                         str(tmp_path / "wrong.npz")]) == 1
-    assert "expects shape 3x17, the input has shape 2x2" in capsys.readouterr().err
+    assert "wrong.npz:1:1: error: input 'x' expects float16 of shape [3, 17], given a float16 " \
+           "array of shape [2, 2]" in capsys.readouterr().err
 
 
 # -- --check and the report ------------------------------------------------------------------

@@ -72,3 +72,26 @@ def test_console_script_never_prints_a_traceback(tmp_path):
                              capture_output=True, text=True)
         assert run.returncode == 1, run.stderr
         assert "Traceback" not in run.stderr and "error" in run.stderr
+
+
+def test_inputs_are_checked_against_the_arguments(tmp_path, capsys):
+    prog = write(tmp_path, "mm.mlir", tiled_matmul(40, 24, 32, 16, 16, 16))
+    archive = tmp_path / "in.npz"
+    b = np.zeros((32, 24), np.float16)
+    for arrays, wanted in (
+            ({"arg0": np.zeros((40, 32), np.float32), "arg1": b},
+             "input 'arg0' expects float16 of shape [40, 32], given a float32 array"),
+            ({"arg0": np.zeros((32, 40), np.float16), "arg1": b},
+             "input 'arg0' expects float16 of shape [40, 32], given a float16 array of shape "
+             "[32, 40]"),
+            ({"arg0": np.full((40, 32), "text"), "arg1": b},
+             "input 'arg0' expects float16 of shape [40, 32], given an array of strings"),
+            ({}, "the archive holds no arrays; the program takes 'arg0' (float16 of shape "
+                 "[40, 32])")):
+        np.savez(archive, **arrays)
+        assert main([prog, "--inputs", str(archive)]) == 1
+        captured = capsys.readouterr()
+        assert f"{archive}:1:1: error: {wanted}" in captured.err
+        assert "total cycles" not in captured.out and "Traceback" not in captured.err
+    assert main([prog, "--seed", "2"]) == 0
+    assert "note: no --inputs: ran on random inputs (seed 2)" in capsys.readouterr().err
