@@ -26,6 +26,12 @@ _PAD_AMOUNTS = re.compile(r"\btensor\.pad\b[^\n]*?\b(?:low|high)\s*\[([^\]]*)\]"
                           r"(?:\s*high\s*\[([^\]]*)\])?|"
                           r"static_(?:low|high)\s*=\s*array<i64:([^>]*)>")
 
+# The integer lists of linalg's custom syntax (linalg.transpose permutation,
+# linalg.broadcast dimensions): an element beyond i64 makes the parser set a
+# null attribute and abort.
+_INTEGER_LISTS = re.compile(r"\b(?:permutation|dimensions)\s*=\s*\[([^\]]*)\]")
+_I64_LIMIT = 1 << 63
+
 
 def _error_at(text: str, offset: int, message: str, context, filename: str):
     line_start = text.rfind("\n", 0, offset) + 1
@@ -42,6 +48,13 @@ def check_text(text: str, context: ir.Context, filename: str = "-") -> None:
         if re.search(r"(^|,)\s*-\s*\d", amounts):
             raise _error_at(text, match.start(), "tensor.pad with a negative padding is not "
                             "supported", context, filename)
+    if "permutation" in text or "dimensions" in text:
+        for match in _INTEGER_LISTS.finditer(text):
+            for literal in re.findall(r"-?\d+", match.group(1)):
+                if not -_I64_LIMIT <= int(literal) < _I64_LIMIT:
+                    raise _error_at(text, match.start(1) + match.group(1).find(literal),
+                                    f"integer {literal} is out of range for i64", context,
+                                    filename)
     for match in _DENSE_ARRAY.finditer(text):
         before = text[match.start() - 1] if match.start() else " "
         if match.group(1) in _READABLE_ELEMENTS or before.isalnum() or before in "_.!":

@@ -7,7 +7,9 @@ copy costs its scalar rate per element. This pass turns each copy between
 statically shaped DRAM memrefs into `linalg.copy`, which `npu-tile` tiles like
 any elementwise op: each tile is loaded into SRAM and stored to its
 destination, so the copy moves at the DMA bandwidth. A copy it cannot convert
-stays on the fallback engine with a remark that says why.
+stays on the fallback engine with a remark that says why. The copy into a
+padded buffer that a convolution or pooling reads is left for that op's
+recipe, which folds the padding into its own loads.
 """
 
 from __future__ import annotations
@@ -19,6 +21,22 @@ from mlir.dialects import linalg
 
 from ..dialects import npu
 from . import ModulePass, PassContext
+
+
+WINDOW_OPS = ("linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc",
+              "linalg.pooling_nhwc_max", "linalg.pooling_nhwc_sum")
+
+
+def into_padded_window_input(target: ir.Value) -> bool:
+    """Whether the copy fills the interior of a padded buffer (a bufferized
+    tensor.pad) that a convolution or pooling reads: its recipe reads the
+    source directly and writes the padding in SRAM (recipes/absorbed.py)."""
+    if not isinstance(target, ir.OpResult) or target.owner.name != "memref.subview":
+        return False
+    padded = target.owner.operands[0]
+    if not isinstance(padded, ir.OpResult) or padded.owner.name != "memref.alloc":
+        return False
+    return any(use.owner.name in WINDOW_OPS for use in padded.uses)
 
 
 def refusal(source: ir.Value, target: ir.Value) -> str | None:
@@ -44,6 +62,8 @@ class NpuConvertCopies(ModulePass):
                         or ir.WalkResult.ADVANCE)
             for op in copies:
                 source, target = op.operands
+                if into_padded_window_input(target):
+                    continue
                 reason = refusal(source, target)
                 if reason is not None:
                     context.diagnostics.remark(

@@ -108,6 +108,15 @@ def body_activation(block: ir.Block) -> str | None:
                 None)
 
 
+def reciprocal_of(value: ir.Value) -> float | None:
+    """1/c in the value's float type, for a finite non-zero scalar constant c."""
+    constant = constant_value(value)
+    float_type = FLOAT_TYPES.get(str(value.type))
+    if constant is None or float_type is None or not math.isfinite(constant) or constant == 0:
+        return None
+    return float(float_type(1) / float_type(constant))
+
+
 def body_program(block: ir.Block, n_inputs: int) -> list:
     """The vector-unit steps computing a linalg.generic body."""
     names: dict = {}
@@ -128,6 +137,14 @@ def body_program(block: ir.Block, n_inputs: int) -> list:
                 raise Unsupported("a non-scalar constant in the body")
             names[op.results[0]] = Ref("const", float(value))
             continue
+        if name == "arith.divf" and op.operands[0] in names:
+            reciprocal = reciprocal_of(op.operands[1])
+            if reciprocal is not None:   # x / c as x * (1/c): the vector unit multiplies
+                result = Ref("tmp", len(steps))
+                steps.append(BinaryStep("mul", names[op.operands[0]], Ref("const", reciprocal),
+                                        result))
+                names[op.results[0]] = result
+                continue
         if name not in BINARY_KINDS:
             raise Unsupported(f"'{name}' in the body has no vector-unit instruction")
         operands = []

@@ -33,3 +33,22 @@ func.func @copy$dynamic(%a: memref<?x8xf32>, %b: memref<?x8xf32>) {
   memref.copy %a, %b : memref<?x8xf32> to memref<?x8xf32>
   return
 }
+
+// -----
+
+// The copy into a padded buffer that a convolution reads stays: the conv's
+// recipe loads the source directly and writes the padding in SRAM.
+
+// CHECK-LABEL: func.func @conv$padded_input
+// CHECK:         memref.copy
+// CHECK-NOT:     linalg.copy
+func.func @conv$padded_input(%x: memref<1x8x8x4xf32>, %w: memref<3x3x4x8xf32>, %y: memref<1x8x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %padded = memref.alloc() : memref<1x10x10x4xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<1x10x10x4xf32>)
+  %interior = memref.subview %padded[0, 1, 1, 0] [1, 8, 8, 4] [1, 1, 1, 1] : memref<1x10x10x4xf32> to memref<1x8x8x4xf32, strided<[400, 40, 4, 1], offset: 44>>
+  memref.copy %x, %interior : memref<1x8x8x4xf32> to memref<1x8x8x4xf32, strided<[400, 40, 4, 1], offset: 44>>
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%padded, %w : memref<1x10x10x4xf32>, memref<3x3x4x8xf32>) outs(%y : memref<1x8x8x8xf32>)
+  return
+}

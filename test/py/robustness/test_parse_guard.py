@@ -54,3 +54,26 @@ def test_negative_pad_refused():
     assert str(diagnostic.resolved_position()) == "in.mlir:3:8"
     assert diagnostic.message == "tensor.pad with a negative padding is not supported"
     parse_module(text.replace("high[-2147483649]", "high[0]"), make_context())
+
+
+TRANSPOSE = """func.func @f(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {{
+  %e = tensor.empty() : tensor<3x2xf32>
+  %t = linalg.transpose ins(%a : tensor<2x3xf32>) outs(%e : tensor<3x2xf32>) permutation = [{first}, 0]
+  return %t : tensor<3x2xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize("first", ["18446744073709551616", "-9223372036854775809"])
+def test_integer_list_beyond_i64_refused(first):
+    """The parser aborts on a linalg permutation element beyond i64."""
+    with pytest.raises(DiagnosticError) as failure:
+        parse_module(TRANSPOSE.format(first=first), make_context(), "in.mlir")
+    (diagnostic,) = failure.value.diagnostics
+    assert str(diagnostic.resolved_position()) == "in.mlir:3:93"  # at the integer
+    assert diagnostic.message == f"integer {first} is out of range for i64"
+
+
+def test_integer_list_within_i64_parses():
+    module = parse_module(TRANSPOSE.format(first="1"), make_context(), "in.mlir")
+    assert "permutation = [1, 0]" in str(module)
