@@ -46,8 +46,8 @@ from ..limits import (folded_bytes, format_bytes, format_limit, memory_limit,
 from . import builders as b
 from .handler_api import (FOLDERS, HANDLERS, Folder, Handler, ImportFailure,  # noqa: F401
                           Node, folds, handles)
-from .onnx_model import (MIN_OPSET, arity_problem, default_opset, inferred_shapes,
-                         live_nodes, load_model, with_input_shapes)
+from .onnx_model import (arity_problem, default_opset, inferred_shapes, live_nodes,
+                         load_model, opset_problem, with_input_shapes)
 
 
 def _element_type(elem_type: int) -> ir.Type | None:
@@ -58,6 +58,15 @@ def _element_type(elem_type: int) -> ir.Type | None:
     return b.element_type_of(dtype)
 
 
+_UNSIGNED_TYPES = {onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32,
+                   onnx.TensorProto.UINT64}
+
+
+def _unsigned_refusal(what: str, dtype) -> str:
+    return (f"{what} is {np.dtype(dtype).name}: unsigned integer tensors are not supported "
+            f"(the NPU's integers are signed)")
+
+
 class GraphImporter:
     def __init__(self, model: onnx.ModelProto, inferred: dict[str, list[int]], path: str | None,
                  context: ir.Context, weights: str):
@@ -65,7 +74,7 @@ class GraphImporter:
         self.path = path
         self.context = context
         self.weights = weights
-        self.opset = default_opset(model)
+        self.opset = default_opset(model) or 0  # 0: only other domains' ops
         self.values: dict[str, ir.Value | np.ndarray | None] = {}
         self.materialized: dict[str, ir.Value] = {}
         self.resource_names: set[str] = set()
@@ -86,6 +95,8 @@ class GraphImporter:
         return self.materialized[name]
 
     def constant(self, array: np.ndarray, name: str) -> ir.Value:
+        if array.dtype.kind == "u":
+            raise ImportFailure(_unsigned_refusal(f"the constant '{name}'", array.dtype))
         resource = self._resource_name(name) if self.weights == "resource" else None
         return b.constant_tensor(array, resource)
 
@@ -125,7 +136,10 @@ class GraphImporter:
                     value = self.values.get(output.name)
                     if value is None:
                         raise self.error(f"graph output '{output.name}' is not computed")
-                    results.append(self.materialize(output.name))
+                    try:
+                        results.append(self.materialize(output.name))
+                    except ImportFailure as failure:
+                        raise self.error(f"graph output '{output.name}': {failure}") from None
                 func.ReturnOp(results)
             function.attributes["function_type"] = ir.TypeAttr.get(
                 ir.FunctionType.get(argument_types, [r.type for r in results]))
@@ -145,6 +159,9 @@ class GraphImporter:
         element_type = _element_type(tensor_type.elem_type)
         if tensor_type.elem_type == onnx.TensorProto.BFLOAT16:
             raise self.error(f"graph input '{info.name}': {refused_type_reason('bf16')}")
+        if tensor_type.elem_type in _UNSIGNED_TYPES:
+            raise self.error(f"graph input '{info.name}': " + _unsigned_refusal(
+                "the tensor", onnx.helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)))
         if not info.type.HasField("tensor_type") or element_type is None:
             raise self.error(f"graph input '{info.name}': only tensors of numeric types "
                              f"are supported")
@@ -207,9 +224,12 @@ class GraphImporter:
         if folder is None:
             return None
         inputs = [self.values[n] if n else None for n in node.proto.input]
-        if node.op_type in ("Shape", "Size"):  # only the static type is needed
-            if not isinstance(inputs[0], np.ndarray):
-                inputs[0] = np.broadcast_to(np.float32(0), b.shape_of(inputs[0]))
+        typed = _TYPE_ONLY_INPUTS.get(node.op_type)
+        if typed is not None:  # only the static type of that input is needed
+            if not isinstance(inputs[typed], np.ndarray):
+                inputs[typed] = _placeholder(inputs[typed])
+            if any(v is not None and not isinstance(v, np.ndarray) for v in inputs):
+                return None
         elif any(v is not None and not isinstance(v, np.ndarray) for v in inputs):
             return None
         needed = folded_bytes(node.op_type, inputs)
@@ -228,6 +248,19 @@ class GraphImporter:
         if shape != inferred:
             raise error_at(node.location, f"node '{node.name}' ({node.op_type}): output "
                            f"'{name}' has shape {shape}, ONNX shape inference gives {inferred}")
+
+
+# Ops whose folder needs only the static type (shape, element type) of one input.
+_TYPE_ONLY_INPUTS = {"Shape": 0, "Size": 0, "CastLike": 1}
+
+
+def _placeholder(value: ir.Value) -> np.ndarray:
+    """A read-only array of the value's shape and element type (no data)."""
+    element_type = b.element_of(value)
+    dtype = next((d for d in (np.float32, np.float16, np.float64, np.int64, np.int32, np.int16,
+                              np.int8, np.bool_) if b.element_type_of(d) == element_type),
+                 np.float32)
+    return np.broadcast_to(np.zeros((), dtype), b.shape_of(value))
 
 
 # -- the public API ------------------------------------------------------------------------
@@ -278,11 +311,10 @@ def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None
             input_shapes: dict[str, list[int]] | None, weights: str) -> ir.Module:
     if input_shapes:
         model = with_input_shapes(model, input_shapes)
-    opset = default_opset(model)
-    if opset < MIN_OPSET:
+    problem = opset_problem(model)
+    if problem:
         raise DiagnosticError([Diagnostic(
-            "error", f"ONNX opset {opset} is not supported (opset {MIN_OPSET} or later)",
-            position=SourcePosition(path, 1, 1) if path else None)])
+            "error", problem, position=SourcePosition(path, 1, 1) if path else None)])
     refused = onnx_folding_check(model)
     if refused:  # before shape inference, whose data propagation would build the output
         index, message = refused
@@ -300,8 +332,8 @@ def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None
         raise DiagnosticError([Diagnostic(
             "error", message, position=SourcePosition(path, 1 if index is None else index + 1, 1)
             if path else None)])
-    from . import (ops_conv, ops_elementwise, ops_fold, ops_nn,  # noqa: F401  (register handlers)
-                   ops_norm, ops_shape)
+    from . import (ops_conv, ops_elementwise, ops_fold, ops_logic,  # noqa: F401  (handlers)
+                   ops_nn, ops_norm, ops_reduce, ops_shape)
     context = context or _make_context()
     with context:
         try:

@@ -89,7 +89,7 @@ def identity(node, inputs):
 
 @folds("ReduceProd", "ReduceSum", "ReduceMin", "ReduceMax")
 def reduce_constant(node, inputs):
-    from .ops_nn import reduction_axes
+    from .ops_reduce import reduction_axes
     axes = reduction_axes(node, inputs[0].ndim)
     fn = {"ReduceProd": np.prod, "ReduceSum": np.sum, "ReduceMin": np.min,
           "ReduceMax": np.max}[node.op_type]
