@@ -6,10 +6,11 @@ the default NPU target and simulated; the outputs are compared like
 onnx's BackendTest does (same shape and dtype, allclose with the case's rtol
 and atol, 1e-3 and 1e-7 unless the case sets its own).
 
-Integer graph inputs that feed a shape-deciding input of a node (an input
-whose ONNX schema only admits integer types: shape, axes, pads, indices,
-repeats, k, ...) are bound as initializers from the case's data, as an
-ahead-of-time compiler must bind them.
+Graph inputs that feed a shape-deciding input of a node (an input whose
+ONNX schema only admits integer types: shape, axes, pads, indices, repeats,
+k, ...; and Resize's roi and scales, Upsample's scales) are bound as
+initializers from the case's data, as an ahead-of-time compiler must bind
+them.
 
 Outcomes: pass, refused (a DiagnosticError: a located refusal), wrong (a
 result that differs), crash (any other exception). Refusals are grouped by
@@ -48,8 +49,15 @@ def node_cases():
             yield case
 
 
+# Floating-point inputs that decide output shapes as well.
+_FLOAT_SHAPE_INPUTS = {("Resize", 1), ("Resize", 2), ("Upsample", 1)}
+
+
 def _shape_deciding(node: onnx.NodeProto, index: int, opset: int) -> bool:
-    """Whether input `index` of `node` only admits integer types in its schema."""
+    """Whether input `index` of `node` only admits integer types in its
+    schema, or is one of the floating-point inputs that decide shapes."""
+    if (node.op_type, index) in _FLOAT_SHAPE_INPUTS:
+        return True
     try:
         schema = onnx.defs.get_schema(node.op_type, opset, node.domain or "")
     except Exception:  # noqa: BLE001 - unknown op: nothing to bind
@@ -77,7 +85,7 @@ def bound_model(case) -> tuple[onnx.ModelProto, dict]:
                 bind.add(name)
     feeds = {}
     for info, array in zip(list(model.graph.input), inputs):
-        if info.name in bind and np.asarray(array).dtype.kind in "iu":
+        if info.name in bind and np.asarray(array).dtype.kind in "iuf":
             model.graph.initializer.append(numpy_helper.from_array(np.asarray(array), info.name))
             model.graph.input.remove(info)
         else:
