@@ -64,6 +64,8 @@ def dense_attr(array: np.ndarray, resource_name: str | None = None) -> ir.Attrib
         return ir.DenseElementsAttr.get_splat(type_, _scalar_attr(flat[0], element_type))
     if resource_name is not None and array.dtype != np.bool_:
         return ir.DenseResourceElementsAttr.get_from_buffer(memoryview(array), resource_name, type_)
+    if array.dtype == np.bool_:  # i1 elements are read bit-packed
+        return ir.DenseElementsAttr.get(np.packbits(flat, bitorder="little"), type=type_)
     return ir.DenseElementsAttr.get(array, type=type_)
 
 

@@ -105,6 +105,18 @@ def softmax(node):
     normalise together); from 13 on only `axis` does."""
     x = node.value(0)
     rank = len(b.shape_of(x))
+    half = str(b.element_of(x)) == "f16"
+    if half:  # exponentials and their sum in f32, rounded once at the end
+        x = b.elementwise([x], lambda a: arith.extf(ir.F32Type.get(), a[0]),
+                          ir.F32Type.get())
+    result = _softmax(node, x, rank)
+    if half:
+        result = b.elementwise([result], lambda a: arith.truncf(ir.F16Type.get(), a[0]),
+                               ir.F16Type.get())
+    return [result]
+
+
+def _softmax(node, x, rank):
     if node.opset < 13:
         axes = list(range(node.attr("axis", 1) % rank, rank))
     else:
@@ -115,5 +127,5 @@ def softmax(node):
     exponentials = b.elementwise([shifted], lambda a: math.exp(a[0]))
     total = b.reduce_keepdims(exponentials, axes, 0.0, arith.addf)
     if node.op_type == "LogSoftmax":
-        return [b.elementwise([shifted, total], lambda a: arith.subf(a[0], math.log(a[1])))]
-    return [b.elementwise([exponentials, total], lambda a: arith.divf(a[0], a[1]))]
+        return b.elementwise([shifted, total], lambda a: arith.subf(a[0], math.log(a[1])))
+    return b.elementwise([exponentials, total], lambda a: arith.divf(a[0], a[1]))
