@@ -155,3 +155,103 @@ def arg_max_min(node):
     if node.attr("keepdims", 1):
         result = b.reshape(result, [1 if d == axis else n for d, n in enumerate(shape)])
     return [result]
+
+
+# -- Hardmax, TopK ---------------------------------------------------------------------------
+
+def _index_along(axis):
+    i64 = ir.IntegerType.get_signless(64)
+    return arith.index_cast(i64, linalg.IndexOp(ir.IntegerAttr.get(i64, axis)).result)
+
+
+@handles("Hardmax")
+def hardmax(node):
+    """1 at the first largest element along `axis` (opset 13; the whole
+    trailing block before), 0 elsewhere."""
+    x = node.value(0)
+    shape = b.shape_of(x)
+    rank = len(shape)
+    axis = node.attr("axis", -1 if node.opset >= 13 else 1) % rank
+    if node.opset < 13:  # the input is seen as 2-D at `axis`
+        flat = [int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))]
+        return [b.reshape(_hardmax(b.reshape(x, flat), 1), shape)]
+    return [_hardmax(x, axis)]
+
+
+def _hardmax(x, axis):
+    shape = b.shape_of(x)
+    rank = len(shape)
+    winner = arg_extreme(x, axis, True, False)
+    kept = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in range(rank) if d != axis])
+    element_type = b.element_of(x)
+
+    def body(args):
+        hit = arith.cmpi(arith.CmpIPredicate.eq, _index_along(axis), args[0])
+        return arith.select(hit, b.scalar(1.0, element_type), b.scalar(0.0, element_type))
+    return b.generic([winner], [kept], b.empty(shape, element_type),
+                     ir.AffineMap.get_identity(rank), ["parallel"] * rank, body)
+
+
+@handles("TopK")
+def top_k(node):
+    """Each element's rank along the axis is the number of elements before it
+    in the order (larger first, the lower index first among equals); output
+    position r then selects the element of rank r. Quadratic in the axis
+    length, which TopK's axes (classes, candidates) keep small."""
+    x = node.value(0)
+    shape = b.shape_of(x)
+    rank = len(shape)
+    axis = node.attr("axis", -1)
+    if not -rank <= axis < rank:
+        raise ImportFailure(f"axis {axis} out of range for rank {rank}")
+    axis %= rank
+    k = int(node.attr("k")) if node.opset < 10 else \
+        int(node.required_constant(1, "k").reshape(-1)[0])
+    length = shape[axis]
+    if not 0 <= k <= length:
+        raise ImportFailure(f"k={k} is outside 0..{length}")
+    if k == 0 or length > 4096:
+        raise node.unsupported("TopK with k=0" if k == 0 else
+                               f"TopK along an axis of {length} elements (4096 at most)")
+    element_type = b.element_of(x)
+    largest = bool(node.attr("largest", 1))
+    i64 = ir.IntegerType.get_signless(64)
+    # ranks: loops (..., i at axis, ..., j last) count the j that come before i
+    dims = [ir.AffineDimExpr.get(d) for d in range(rank + 1)]
+    at_j = dims[:axis] + [dims[rank]] + dims[axis + 1:rank]
+
+    def before(args):
+        mine, other, count = args
+        if b.is_float(element_type):
+            ahead = arith.cmpf(arith.CmpFPredicate.OGT if largest else arith.CmpFPredicate.OLT,
+                               other, mine)
+            equal = arith.cmpf(arith.CmpFPredicate.OEQ, other, mine)
+        else:
+            ahead = arith.cmpi(arith.CmpIPredicate.sgt if largest else arith.CmpIPredicate.slt,
+                               other, mine)
+            equal = arith.cmpi(arith.CmpIPredicate.eq, other, mine)
+        earlier = arith.cmpi(arith.CmpIPredicate.slt, _index_along(rank), _index_along(axis))
+        counts = arith.ori(ahead, arith.andi(equal, earlier))
+        return arith.addi(count, arith.extui(i64, counts))
+    ranks = b.generic([x, x], [ir.AffineMap.get(rank + 1, 0, dims[:rank]),
+                               ir.AffineMap.get(rank + 1, 0, at_j)],
+                      b.fill(0, shape, i64), ir.AffineMap.get(rank + 1, 0, dims[:rank]),
+                      ["parallel"] * rank + ["reduction"], before)
+    # selection: loops (..., r at axis, ..., i last) pick the element of rank r
+    out_shape = shape[:axis] + [k] + shape[axis + 1:]
+    at_i = dims[:axis] + [dims[rank]] + dims[axis + 1:rank]
+    out_map = ir.AffineMap.get(rank + 1, 0, dims[:rank])
+    iterators = ["parallel"] * rank + ["reduction"]
+
+    def pick(use_index):
+        def body(args):
+            value, order, chosen = args
+            hit = arith.cmpi(arith.CmpIPredicate.eq, order, _index_along(axis))
+            return arith.select(hit, _index_along(rank) if use_index else value, chosen)
+        return body
+    values = b.generic([x, ranks], [ir.AffineMap.get(rank + 1, 0, at_i)] * 2,
+                       b.fill(0.0 if b.is_float(element_type) else 0, out_shape, element_type),
+                       out_map, iterators, pick(False))
+    indices = b.generic([x, ranks], [ir.AffineMap.get(rank + 1, 0, at_i)] * 2,
+                        b.fill(0, out_shape, i64), out_map, iterators, pick(True))
+    return [values, indices]
