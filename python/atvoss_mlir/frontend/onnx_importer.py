@@ -46,8 +46,9 @@ from ..limits import (folded_bytes, format_bytes, format_limit, memory_limit,
 from . import builders as b
 from .handler_api import (FOLDERS, HANDLERS, Folder, Handler, ImportFailure,  # noqa: F401
                           Node, folds, handles)
-from .onnx_model import (arity_problem, default_opset, inferred_shapes, live_nodes,
-                         load_model, opset_problem, with_input_shapes)
+from .onnx_functions import function_body
+from .onnx_model import (MAX_OPSET, MIN_OPSET, arity_problem, default_opset, inferred_shapes,
+                         live_nodes, load_model, opset_problem, with_input_shapes)
 
 
 def _element_type(elem_type: int) -> ir.Type | None:
@@ -178,14 +179,18 @@ class GraphImporter:
         name = proto.name or f"{proto.op_type}_{index}"
         location = ir.Location.name(name, childLoc=self._file_location(index + 1)) \
             if self.path else ir.Location.name(name)
-        node = Node(self, proto, name, location)
+        self._import(proto, name, location, self.opset)
+
+    def _import(self, proto: onnx.NodeProto, name: str, location: ir.Location,
+                opset: int) -> None:
+        node = Node(self, proto, name, location, opset)
         domain = proto.domain if proto.domain not in ("", "ai.onnx") else ""
         if domain:
             raise error_at(location, f"node '{name}': op type '{domain}.{proto.op_type}' "
                            f"(domain '{domain}') is not supported")
-        arity = arity_problem(proto, self.opset)
+        arity = arity_problem(proto, opset)
         if arity:
-            raise error_at(location, f"node '{name}' ({proto.op_type}, opset {self.opset}): "
+            raise error_at(location, f"node '{name}' ({proto.op_type}, opset {opset}): "
                            f"{arity}")
         for input_name in proto.input:
             if input_name and input_name not in self.values:
@@ -197,27 +202,53 @@ class GraphImporter:
                 if outputs is None:
                     handler = HANDLERS.get(proto.op_type)
                     if handler is None:
-                        raise error_at(location, f"node '{name}': op type '{proto.op_type}' "
-                                       f"(opset {self.opset}) is not supported by the "
-                                       f"ONNX importer")
+                        self._import_function(node)
+                        return
                     outputs = handler(node)
             except ImportFailure as failure:
                 raise error_at(location, f"node '{name}' ({proto.op_type}, opset "
-                               f"{self.opset}): {failure}") from None
+                               f"{opset}): {failure}") from None
             except DiagnosticError:
                 raise
             except ir.MLIRError as failure:
-                raise error_at(location, f"node '{name}' ({proto.op_type}, opset {self.opset}): "
+                raise error_at(location, f"node '{name}' ({proto.op_type}, opset {opset}): "
                                f"could not build the IR: {failure}") from None
             except Exception as failure:  # a malformed node or an importer bug
                 if os.environ.get("ATVOSS_DEBUG"):
                     raise
-                raise error_at(location, f"node '{name}' ({proto.op_type}, opset {self.opset}): "
+                raise error_at(location, f"node '{name}' ({proto.op_type}, opset {opset}): "
                                f"{type(failure).__name__}: {failure}") from None
         for output_name, value in zip(proto.output, outputs):
             if output_name:
                 self._check_inferred(node, output_name, value)
                 self.values[output_name] = value
+
+    def _import_function(self, node: Node) -> None:
+        """An op without a handler that ONNX defines as a function: its body,
+        node by node, at the node's location."""
+        proto = node.proto
+        body = function_body(proto, node.opset, [self._type_proto(n) for n in proto.input],
+                             f"{node.name}/")
+        if body is None:
+            raise error_at(node.location, f"node '{node.name}': op type '{proto.op_type}' "
+                           f"(opset {node.opset}) is not supported by the ONNX importer")
+        if not MIN_OPSET <= body.opset <= MAX_OPSET:
+            raise ImportFailure(f"its ONNX function is written in opset {body.opset}")
+        for inner in body.nodes:
+            self._import(inner, inner.name, node.location, body.opset)
+        for output_name in proto.output:
+            if output_name and output_name not in self.values:
+                raise ImportFailure(f"its ONNX function does not compute '{output_name}'")
+
+    def _type_proto(self, name: str) -> onnx.TypeProto | None:
+        if not name:
+            return onnx.TypeProto()
+        value = self.values.get(name)
+        if value is None:
+            return None
+        array = value if isinstance(value, np.ndarray) else _placeholder(value)
+        return onnx.helper.make_tensor_type_proto(
+            onnx.helper.np_dtype_to_tensor_dtype(array.dtype), list(array.shape))
 
     def _fold(self, node: Node):
         folder = FOLDERS.get(node.op_type)
