@@ -136,7 +136,8 @@ class GraphImporter:
                 for output in graph.output:
                     value = self.values.get(output.name)
                     if value is None:
-                        raise self.error(f"graph output '{output.name}' is not computed")
+                        raise self.error(f"graph output '{output.name}' is not computed (no "
+                                         f"node gives it a value at inference)")
                     try:
                         results.append(self.materialize(output.name))
                     except ImportFailure as failure:
@@ -219,7 +220,7 @@ class GraphImporter:
                 raise error_at(location, f"node '{name}' ({proto.op_type}, opset {opset}): "
                                f"{type(failure).__name__}: {failure}") from None
         for output_name, value in zip(proto.output, outputs):
-            if output_name:
+            if output_name and value is not None:  # None: an output the op leaves undefined
                 self._check_inferred(node, output_name, value)
                 self.values[output_name] = value
 

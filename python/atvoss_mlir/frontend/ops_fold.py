@@ -84,21 +84,23 @@ def not_(node, inputs):
 
 @folds("Identity", "Dropout")
 def identity(node, inputs):
-    if node.op_type == "Dropout":
+    if node.op_type == "Dropout" and node.opset >= 10:
         return [inputs[0], _dropout_mask(node, inputs[0].shape, inputs[0].dtype)][
             :len(node.proto.output)]
+    if node.op_type == "Dropout" and len(node.proto.output) > 1:
+        return None  # the handler leaves the old mask undefined
     return [inputs[0]]
 
 
 def _dropout_mask(node, shape, dtype) -> np.ndarray:
-    """Dropout at inference keeps everything: its mask is all ones (bool from
-    opset 10, the data's type before). Training mode is refused."""
+    """Dropout at inference keeps everything: from opset 10 its mask is all
+    ones (bool). Training mode is refused."""
     if node.opset >= 12 and node.has_input(2):
         training = node.required_constant(2, "training_mode")
         ratio = node.constant(1)
         if bool(training.reshape(-1)[0]) and (ratio is None or float(ratio.reshape(-1)[0]) != 0):
             raise ImportFailure("training_mode=true (random dropout) is not supported")
-    return np.ones(shape, np.bool_ if node.opset >= 10 else dtype)
+    return np.ones(shape, np.bool_) if node.opset >= 10 else None
 
 
 @folds("ReduceProd", "ReduceSum", "ReduceMin", "ReduceMax")
@@ -113,20 +115,12 @@ def reduce_constant(node, inputs):
 
 @handles("Identity", "Dropout")
 def forward(node):
-    """Identity and Dropout (inference) forward their input unchanged."""
+    """Identity and Dropout (inference) forward their input unchanged. The
+    mask of Dropout before opset 10 (of the data's type) has no agreed
+    inference value (onnxruntime gives zeros, the ONNX reference ones): it is
+    left undefined, an error only where something reads it."""
     value = node.importer.values[node.proto.input[0]]
     if node.op_type != "Dropout":
         return [value]
-    mask = _dropout_mask(node, node.shape(0), np.dtype(np.float32))
-    if node.opset < 10 and len(node.proto.output) > 1 and node.proto.output[1]:
-        from . import builders as b
-        mask = np.ones(node.shape(0), _numpy_type(b.element_of(value)))
+    mask = _dropout_mask(node, node.shape(0), None) if node.opset >= 10 else None
     return [value, mask][:len(node.proto.output)]
-
-
-def _numpy_type(element_type) -> np.dtype:
-    from . import builders as b
-    for dtype in (np.float32, np.float16, np.float64, np.int64, np.int32, np.int8):
-        if b.element_type_of(dtype) == element_type:
-            return np.dtype(dtype)
-    raise ImportFailure(f"a Dropout mask of element type {element_type}")

@@ -28,6 +28,10 @@ def _source_coordinates(transform, out_int, in_width, scale, roi):
     y = np.arange(out_int, dtype=np.float64)
     out_width = scale * in_width
     outside = None
+    # As ONNX specifies (and its conformance data expects), align_corners and
+    # tf_crop_and_resize divide by scale * length, which need not be a whole
+    # number; onnxruntime divides by the integer output length instead, which
+    # differs only when scales (not sizes) give a fractional length.
     if transform == "align_corners":
         x = np.zeros(out_int) if out_width == 1 else y * (in_width - 1) / (out_width - 1)
     elif transform == "asymmetric":
