@@ -31,6 +31,15 @@ def element_type_of(dtype: np.dtype) -> ir.Type | None:
     return make() if make else None
 
 
+def placeholder(value: ir.Value) -> np.ndarray:
+    """A read-only array of the value's shape and numpy element type, without
+    data: what a folder that reads only a type sees of a runtime tensor."""
+    element_type = element_of(value)
+    dtype = next((d for d in _NUMPY_TO_MLIR if d != np.dtype(np.uint8)
+                  and element_type_of(d) == element_type), np.dtype(np.float32))
+    return np.broadcast_to(np.zeros((), dtype), shape_of(value))
+
+
 def tensor_type(shape, element_type: ir.Type) -> ir.RankedTensorType:
     return ir.RankedTensorType.get([int(d) for d in shape], element_type)
 

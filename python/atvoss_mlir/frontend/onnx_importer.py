@@ -4,15 +4,18 @@ Like torch-mlir's importer, this depends only on `onnx` and the IR. Each node
 is imported under `Location.name(node.name)` (with a file location of the
 model when it was read from a path: line N is the graph's N-th node), so that
 later diagnostics point at the model's node. Node kinds are dispatched
-through one handler per op type (`HANDLERS`, filled by the `ops_*` modules).
+through one handler per op type (`HANDLERS`, filled by the `ops_*` modules);
+an op without one that ONNX defines as a function is imported as the
+function's body (`onnx_functions`), at the node's location.
 
 Before emitting IR the importer folds what is known at import time: graph
 initializers (also when an old model lists them as graph inputs), Constant,
 and any node whose inputs are all constants and whose op type has a numpy
 folder (`FOLDERS`: Shape, Gather, Concat, Unsqueeze, Cast, arithmetic...).
 Shape of a runtime tensor is its static type, so Shape -> Gather -> Concat
--> Reshape chains collapse into a constant shape. Nodes that no graph output
-depends on are dropped; Identity and Dropout forward their input.
+-> Reshape chains collapse into a constant shape (CastLike only needs the
+type of its second input). Nodes that no graph output depends on are
+dropped; Identity and Dropout forward their input.
 
 Weights: `DenseElementsAttr.get(array)` copies the numpy buffer in one call
 (about 0.1 s for 100 MB) and stays readable from Python (`np.array(attr)`) by
@@ -247,7 +250,7 @@ class GraphImporter:
         value = self.values.get(name)
         if value is None:
             return None
-        array = value if isinstance(value, np.ndarray) else _placeholder(value)
+        array = value if isinstance(value, np.ndarray) else b.placeholder(value)
         return onnx.helper.make_tensor_type_proto(
             onnx.helper.np_dtype_to_tensor_dtype(array.dtype), list(array.shape))
 
@@ -259,7 +262,7 @@ class GraphImporter:
         typed = _TYPE_ONLY_INPUTS.get(node.op_type)
         if typed is not None:  # only the static type of that input is needed
             if not isinstance(inputs[typed], np.ndarray):
-                inputs[typed] = _placeholder(inputs[typed])
+                inputs[typed] = b.placeholder(inputs[typed])
             if any(v is not None and not isinstance(v, np.ndarray) for v in inputs):
                 return None
         elif any(v is not None and not isinstance(v, np.ndarray) for v in inputs):
@@ -284,15 +287,6 @@ class GraphImporter:
 
 # Ops whose folder needs only the static type (shape, element type) of one input.
 _TYPE_ONLY_INPUTS = {"Shape": 0, "Size": 0, "CastLike": 1}
-
-
-def _placeholder(value: ir.Value) -> np.ndarray:
-    """A read-only array of the value's shape and element type (no data)."""
-    element_type = b.element_of(value)
-    dtype = next((d for d in (np.float32, np.float16, np.float64, np.int64, np.int32, np.int16,
-                              np.int8, np.bool_) if b.element_type_of(d) == element_type),
-                 np.float32)
-    return np.broadcast_to(np.zeros((), dtype), b.shape_of(value))
 
 
 # -- the public API ------------------------------------------------------------------------
