@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, linalg
 
 from . import builders as b
 from .handler_api import ImportFailure, handles
@@ -169,3 +169,78 @@ def einsum(node):
     return [b.generic(operands, maps, init,
                       ir.AffineMap.get(len(loops), 0, [dims[c] for c in output]),
                       ["parallel" if c in output else "reduction" for c in loops], body)]
+
+
+# -- GatherElements, Gather by a tensor of indices ---------------------------------------------
+
+def gather_by_select(data, indices, axis, index_dims, out_shape, elements=False):
+    """out[p] = data[p with the `axis` coordinate taken from indices[...]]:
+    a generic over the output and a reduction loop k along `axis` that keeps
+    the element whose k equals the (wrapped) index. `index_dims` are the
+    output dimensions that index `indices`; the data's other coordinates are
+    the output's, in order, with k at `axis` (with `elements`, GatherElements:
+    every output coordinate but `axis`). Indices may be runtime values."""
+    rank = len(out_shape)
+    length = b.shape_of(data)[axis]
+    dims = [ir.AffineDimExpr.get(d) for d in range(rank + 1)]
+    k = dims[rank]
+    if elements:  # same rank, axis replaced by k
+        data_exprs = [k if d == axis else dims[d] for d in range(rank)]
+    else:  # the index dimensions collapse into k
+        others = [d for d in range(rank) if d not in index_dims]
+        before, after = others[:axis], others[axis:]
+        data_exprs = [dims[d] for d in before] + [k] + [dims[d] for d in after]
+    i64 = ir.IntegerType.get_signless(64)
+    element_type = b.element_of(data)
+    if b.element_of(indices) != i64:
+        indices = b.elementwise([indices], lambda a: arith.extsi(i64, a[0]), i64)
+
+    def body(args):
+        value, index, chosen = args
+        wrapped = arith.select(arith.cmpi(arith.CmpIPredicate.slt, index, b.const_like(0, index)),
+                               arith.addi(index, b.const_like(length, index)), index)
+        position = arith.index_cast(i64, linalg.IndexOp(ir.IntegerAttr.get(i64, rank)).result)
+        return arith.select(arith.cmpi(arith.CmpIPredicate.eq, wrapped, position), value, chosen)
+    zero = 0.0 if b.is_float(element_type) else 0
+    return b.generic([data, indices], [ir.AffineMap.get(rank + 1, 0, data_exprs),
+                                       ir.AffineMap.get(rank + 1, 0, [dims[d] for d in index_dims])],
+                     b.fill(zero, out_shape, element_type),
+                     ir.AffineMap.get(rank + 1, 0, dims[:rank]),
+                     ["parallel"] * rank + ["reduction"], body)
+
+
+def _check_indices(node, indices, length):
+    constant = node.constant(1)
+    if constant is not None and constant.size and \
+            (constant.min() < -length or constant.max() >= length):
+        raise ImportFailure(f"indices out of range for an axis of {length} elements")
+
+
+@handles("GatherElements")
+def gather_elements(node):
+    data, indices = node.value(0), node.value(1)
+    shape, index_shape = b.shape_of(data), b.shape_of(indices)
+    rank = len(shape)
+    axis = node.attr("axis", 0)
+    if not -rank <= axis < rank or len(index_shape) != rank:
+        raise ImportFailure(f"axis {axis} and indices of shape {index_shape} do not fit data "
+                            f"of shape {shape}")
+    axis %= rank
+    if any(i > d for a, (i, d) in enumerate(zip(index_shape, shape)) if a != axis):
+        raise ImportFailure(f"indices of shape {index_shape} exceed data of shape {shape}")
+    _check_indices(node, indices, shape[axis])
+    return [gather_by_select(data, indices, axis, list(range(rank)), index_shape, True)]
+
+
+def gather_tensor(node, data, axis):
+    """Gather by indices of any rank (runtime ones too)."""
+    indices = node.value(1)
+    shape, index_shape = b.shape_of(data), b.shape_of(indices)
+    _check_indices(node, indices, shape[axis])
+    out_shape = shape[:axis] + index_shape + shape[axis + 1:]
+    index_dims = list(range(axis, axis + len(index_shape)))
+    if not index_shape:  # a scalar index: gather one, then drop the axis
+        kept = gather_by_select(data, b.reshape(indices, [1]), axis, [axis],
+                                shape[:axis] + [1] + shape[axis + 1:])
+        return b.reshape(kept, out_shape)
+    return gather_by_select(data, indices, axis, index_dims, out_shape)

@@ -72,32 +72,40 @@ def where(node):
 @folds("Mod")
 def fold_mod(node, inputs):
     x, y = inputs
-    if node.attr("fmod", 0) or x.dtype.kind == "f":
+    if node.attr("fmod", 0):
         return [np.fmod(x, y)]
     return [np.mod(x, y)]
 
 
 @handles("Mod")
 def mod(node):
-    """fmod=1: the remainder has the dividend's sign (C fmod); fmod=0 (integers
-    only): it has the divisor's sign (Python's %)."""
+    """fmod=1: the remainder has the dividend's sign (C fmod); fmod=0: it has
+    the divisor's sign (Python's %), on floats from opset 28."""
     x, y = node.value(0), node.value(1)
     floating = b.is_float(b.element_of(x))
-    if floating and not node.attr("fmod", 0):
-        raise ImportFailure("Mod of floating-point tensors needs fmod=1")
+    if floating and not node.attr("fmod", 0) and node.opset < 28:
+        raise ImportFailure("Mod of floating-point tensors needs fmod=1 before opset 28")
     if floating:
-        return [b.elementwise([x, y], lambda a: arith.remf(a[0], a[1]))]
+        remainder_of, zero = arith.remf, 0.0
+
+        def negative(v):
+            return arith.cmpf(arith.CmpFPredicate.OLT, v, b.const_like(0.0, v))
+    else:
+        remainder_of, zero = arith.remsi, 0
+
+        def negative(v):
+            return arith.cmpi(arith.CmpIPredicate.slt, v, b.const_like(0, v))
     if node.attr("fmod", 0):
-        return [b.elementwise([x, y], lambda a: arith.remsi(a[0], a[1]))]
+        return [b.elementwise([x, y], lambda a: remainder_of(a[0], a[1]))]
 
     def body(a):
-        remainder = arith.remsi(a[0], a[1])
-        zero = b.const_like(0, remainder)
-        nonzero = arith.cmpi(arith.CmpIPredicate.ne, remainder, zero)
-        signs_differ = arith.xori(arith.cmpi(arith.CmpIPredicate.slt, remainder, zero),
-                                  arith.cmpi(arith.CmpIPredicate.slt, a[1], zero))
-        adjust = arith.andi(nonzero, signs_differ)
-        return arith.select(adjust, arith.addi(remainder, a[1]), remainder)
+        remainder = remainder_of(a[0], a[1])
+        nonzero = arith.xori(arith.cmpf(arith.CmpFPredicate.OEQ, remainder,
+                                        b.const_like(zero, remainder)),
+                             b.scalar(1, ir.IntegerType.get_signless(1))) if floating else \
+            arith.cmpi(arith.CmpIPredicate.ne, remainder, b.const_like(zero, remainder))
+        adjust = arith.andi(nonzero, arith.xori(negative(remainder), negative(a[1])))
+        return arith.select(adjust, b.add(remainder, a[1]), remainder)
     return [b.elementwise([x, y], body)]
 
 

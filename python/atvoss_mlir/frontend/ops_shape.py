@@ -233,12 +233,20 @@ def reverse(value, axes):
 
 @handles("Gather")
 def gather(node):
+    """Constant indices of rank 0 or 1 become slices; others (of higher rank,
+    or runtime) a selecting linalg.generic."""
     source = node.value(0)
-    indices = node.required_constant(1, "the indices")
+    indices = node.constant(1)
     shape = b.shape_of(source)
-    axis = node.attr("axis", 0) % len(shape)
-    if indices.ndim > 1:
-        raise node.unsupported("Gather with indices of rank > 1 on a runtime tensor")
+    axis = node.attr("axis", 0)
+    if not -len(shape) <= axis < len(shape):
+        raise ImportFailure(f"axis {axis} out of range for rank {len(shape)}")
+    axis %= len(shape)
+    if indices is None or indices.ndim > 1:
+        from .ops_layout import gather_tensor
+        return [gather_tensor(node, source, axis)]
+    if indices.size and (indices.min() < -shape[axis] or indices.max() >= shape[axis]):
+        raise ImportFailure(f"indices out of range for an axis of {shape[axis]} elements")
     parts = []
     for index in indices.reshape(-1):
         offsets, sizes = [0] * len(shape), list(shape)

@@ -71,6 +71,9 @@ case("mod$int_sign_of_divisor", "Mod", {"a": ints(4, 6, low=-20, high=21),
                                         "b": np.asarray([3, -3, 7, -7, 2, 5], I64)}, I64)
 case("mod$int_fmod", "Mod", {"a": ints(4, 6, low=-20, high=21),
                              "b": np.asarray([3, -3, 7, -7, 2, 5], I64)}, I64, fmod=1)
+case("mod$float_sign_of_divisor", "Mod", {"a": randn(3, 7) * 4,
+                                         "b": np.asarray([3, -3, 2.5, -2.5, 1, -1, 7], F32)},
+     opset=28)
 case("castlike$float_to_int64", "CastLike", {"a": randn(3, 4) * 5, "b": ints(2)}, I64)
 case("cast$float_to_bool", "Cast", {"a": np.asarray([[0.0, -0.5, 2.0], [0.0, 3.0, 1e-3]], F32)},
      np.bool_, to=TensorProto.BOOL)
@@ -158,6 +161,15 @@ for name, equation, shapes in (
         ("outer_product", "i,j->ij", [(3,), (4,)])):
     case(f"einsum${name}", "Einsum", {f"x{i}": randn(*s, seed=i) for i, s in enumerate(shapes)},
          opset=12, equation=equation, targets=(DEFAULT_TARGET, SMALL_SRAM_TARGET))
+
+data = randn(4, 5)
+case("gatherelements$axis1_negative_indices", "GatherElements", {"x": data},
+     initializers={"i": np.asarray([[0, -1, 2], [4, 4, 0], [1, 2, -5], [3, 0, 1]], I64)}, axis=1)
+case("gatherelements$runtime_indices", "GatherElements",
+     {"x": data, "i": np.asarray([[3, 0, 1, 2, 0], [1, 1, 3, 0, 2]], I64)}, axis=0)
+case("gather$2d_indices_axis1", "Gather", {"x": data},
+     initializers={"i": np.asarray([[0, 4], [-1, 2], [3, 3]], I64)}, axis=1)
+case("gather$runtime_scalar_index", "Gather", {"x": data, "i": np.asarray(2, I64)}, axis=0)
 
 # -- normalization ------------------------------------------------------------------------------
 x_nchw = randn(2, 4, 3, 5)
