@@ -212,6 +212,8 @@ def extract_slice(value: ir.Value, offsets, sizes, strides=None) -> ir.Value:
     offsets = [int(o) for o in offsets]
     if offsets == [0] * len(sizes) and strides == [1] * len(sizes) and sizes == shape_of(value):
         return value
+    if 0 in sizes:  # nothing to read (the verifier rejects an offset at the end)
+        return empty(sizes, element_of(value))
     result_type = tensor_type(sizes, element_of(value))
     return tensor.ExtractSliceOp(result_type, value, [], [], [], offsets, sizes, strides).result
 

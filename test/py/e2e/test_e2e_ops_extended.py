@@ -171,6 +171,10 @@ case("gather$2d_indices_axis1", "Gather", {"x": data},
      initializers={"i": np.asarray([[0, 4], [-1, 2], [3, 3]], I64)}, axis=1)
 case("gather$runtime_scalar_index", "Gather", {"x": data, "i": np.asarray(2, I64)}, axis=0)
 
+case("slice$start_past_the_end", "Slice", {"x": data},
+     initializers={"starts": np.asarray([7], I64), "ends": np.asarray([9], I64),
+                   "axes": np.asarray([1], I64)})
+
 # -- normalization ------------------------------------------------------------------------------
 x_nchw = randn(2, 4, 3, 5)
 case("instancenormalization", "InstanceNormalization", {"x": x_nchw}, epsilon=1e-3,
