@@ -7,8 +7,9 @@ onnx's BackendTest does (same shape and dtype, allclose with the case's rtol
 and atol, 1e-3 and 1e-7 unless the case sets its own).
 
 Graph inputs that feed a shape-deciding input of a node (an input whose
-ONNX schema only admits integer types: shape, axes, pads, indices, repeats,
-k, ...; and Resize's roi and scales, Upsample's scales) are bound as
+ONNX schema only admits integer types, other than the output's type: shape,
+axes, pads, indices, repeats, k, ...; and Resize's roi and scales,
+Upsample's scales) are bound as
 initializers from the case's data, as an ahead-of-time compiler must bind
 them.
 
@@ -55,7 +56,8 @@ _FLOAT_SHAPE_INPUTS = {("Resize", 1), ("Resize", 2), ("Upsample", 1)}
 
 def _shape_deciding(node: onnx.NodeProto, index: int, opset: int) -> bool:
     """Whether input `index` of `node` only admits integer types in its
-    schema, or is one of the floating-point inputs that decide shapes."""
+    schema and is not of the output's type parameter, or is one of the
+    floating-point inputs that decide shapes."""
     if (node.op_type, index) in _FLOAT_SHAPE_INPUTS:
         return True
     try:
@@ -63,9 +65,11 @@ def _shape_deciding(node: onnx.NodeProto, index: int, opset: int) -> bool:
     except Exception:  # noqa: BLE001 - unknown op: nothing to bind
         return False
     formals = schema.inputs
-    if not formals or index == 0:
+    if not formals:
         return False
     formal = formals[min(index, len(formals) - 1)]
+    if formal.type_str in {o.type_str for o in schema.outputs}:
+        return False  # data of the output's type (bitwise ops, BitShift, Add on ints)
     allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
     types = allowed.get(formal.type_str, {formal.type_str})
     return bool(types) and types <= _INTEGER_TYPES
