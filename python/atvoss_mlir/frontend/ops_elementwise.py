@@ -55,8 +55,9 @@ def binary(node):
     inputs = [node.value(i) for i in range(node.input_count)]
     if len(inputs) == 1:
         return [inputs[0]]
-    if node.op_type == "Pow" and b.element_of(inputs[0]) != b.element_of(inputs[1]):
-        raise node.unsupported("Pow with an exponent of another element type")
+    if node.op_type == "Pow" and (b.element_of(inputs[0]) != b.element_of(inputs[1])
+                                  or not b.is_float(b.element_of(inputs[0]))):
+        return [_mixed_pow(*inputs)]
 
     def body(args):
         result = args[0]
@@ -64,6 +65,28 @@ def binary(node):
             result = combine(result, arg)
         return result
     return [b.elementwise(inputs, body)]
+
+
+def _mixed_pow(base, exponent):
+    """Pow of an integer base, or with an exponent of another type: a float
+    base raises to the exponent converted to its type; an integer base is
+    computed in f64 and truncated back (as C's pow then a cast)."""
+    base_type, exponent_type = b.element_of(base), b.element_of(exponent)
+    f64 = ir.F64Type.get()
+    work = base_type if b.is_float(base_type) else f64
+
+    def to_work(v, type_):
+        if type_ == work:
+            return v
+        if b.is_float(type_):
+            wider = ir.FloatType(work).width > ir.FloatType(type_).width
+            return arith.extf(work, v) if wider else arith.truncf(work, v)
+        return arith.sitofp(work, v)
+
+    def body(a):
+        result = math.powf(to_work(a[0], base_type), to_work(a[1], exponent_type))
+        return result if b.is_float(base_type) else arith.fptosi(base_type, result)
+    return b.elementwise([base, exponent], body, base_type)
 
 
 @handles("Mean")

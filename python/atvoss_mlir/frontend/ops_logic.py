@@ -60,6 +60,31 @@ def not_(node):
                           lambda a: arith.xori(a[0], b.const_like(-1, a[0])))]
 
 
+@handles("BitShift")
+def bit_shift(node):
+    """Signed integers (opset 28): an arithmetic right shift; a shift by a
+    negative amount or by the width or more gives the sign fill (-1 or 0)."""
+    x, amount = node.value(0), node.value(1)
+    element_type = b.element_of(x)
+    if b.is_float(element_type) or b.element_of(amount) != element_type:
+        raise ImportFailure("BitShift needs two integer tensors of one type")
+    width = ir.IntegerType(element_type).width
+    right = node.attr("direction", "") == "RIGHT"
+
+    def body(a):
+        value, shift = a
+        zero = b.const_like(0, value)
+        in_range = arith.andi(arith.cmpi(arith.CmpIPredicate.sge, shift, zero),
+                              arith.cmpi(arith.CmpIPredicate.slt, shift,
+                                         b.const_like(width, shift)))
+        safe = arith.select(in_range, shift, zero)
+        shifted = arith.shrsi(value, safe) if right else arith.shli(value, safe)
+        fill = arith.select(arith.cmpi(arith.CmpIPredicate.slt, value, zero),
+                            b.const_like(-1, value), zero) if right else zero
+        return arith.select(in_range, shifted, fill)
+    return [b.elementwise([x, amount], body)]
+
+
 # -- Where, Mod ------------------------------------------------------------------------------
 
 @handles("Where")

@@ -255,3 +255,38 @@ def top_k(node):
     indices = b.generic([x, ranks], [ir.AffineMap.get(rank + 1, 0, at_i)] * 2,
                         b.fill(0, out_shape, i64), out_map, iterators, pick(True))
     return [values, indices]
+
+
+# -- CumSum, CumProd -------------------------------------------------------------------------
+
+@handles("CumSum", "CumProd")
+def cumulative(node):
+    """out[i] = x[0] op ... op x[i] along the axis (exclusive: up to i - 1,
+    reverse: from the end): a generic over (output, j) whose reduction loop j
+    takes the elements in range. Quadratic in the axis length."""
+    x = node.value(0)
+    shape = b.shape_of(x)
+    rank = len(shape)
+    axis = int(node.required_constant(1, "the axis").reshape(-1)[0])
+    if not -rank <= axis < rank:
+        raise ImportFailure(f"axis {axis} out of range for rank {rank}")
+    axis %= rank
+    element_type = b.element_of(x)
+    product = node.op_type == "CumProd"
+    exclusive, reverse = bool(node.attr("exclusive", 0)), bool(node.attr("reverse", 0))
+    dims = [ir.AffineDimExpr.get(d) for d in range(rank + 1)]
+    at_j = dims[:axis] + [dims[rank]] + dims[axis + 1:rank]
+    predicate = {(False, False): arith.CmpIPredicate.sle, (True, False): arith.CmpIPredicate.slt,
+                 (False, True): arith.CmpIPredicate.sge, (True, True): arith.CmpIPredicate.sgt}[
+                     (exclusive, reverse)]
+    combine = b.mul if product else b.add
+
+    def body(args):
+        value, total = args
+        taken = arith.cmpi(predicate, _index_along(rank), _index_along(axis))
+        return arith.select(taken, combine(total, value), total)
+    identity = (1.0 if product else 0.0) if b.is_float(element_type) else int(product)
+    return [b.generic([x], [ir.AffineMap.get(rank + 1, 0, at_j)],
+                      b.fill(identity, shape, element_type),
+                      ir.AffineMap.get(rank + 1, 0, dims[:rank]),
+                      ["parallel"] * rank + ["reduction"], body)]

@@ -87,6 +87,15 @@ case("bitwise_and", "BitwiseAnd", {"a": ints(3, 4, low=-64, high=64).astype(np.i
                                    "b": ints(4, low=-64, high=64, seed=1).astype(np.int32)},
      np.int32, opset=18)
 
+case("pow$float_base_int_exponent", "Pow", {"a": randn(3, 4), "e": ints(4, low=-2, high=4)},
+     opset=15)
+case("pow$int_base", "Pow", {"a": ints(3, 4), "e": ints(4, low=0, high=4, seed=1)}, I64,
+     opset=15)
+for direction in ("LEFT", "RIGHT"):
+    case(f"bitshift${direction.lower()}_signed", "BitShift",
+         {"a": ints(3, 4, low=-100, high=100).astype(np.int32),
+          "s": np.asarray([0, 3, 31, 40], np.int32)}, np.int32, opset=28, direction=direction)
+
 # -- reductions, ArgMax/ArgMin, TopK, Hardmax --------------------------------------------------
 for op_type in ("ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceProd",
                 "ReduceSumSquare"):
@@ -113,6 +122,12 @@ case("topk$smallest_axis0", "TopK", {"x": randn(6, 4)}, (F32, I64),
      initializers={"k": np.asarray([2], I64)}, outputs=("values", "indices"), axis=0,
      largest=0)
 case("hardmax", "Hardmax", {"x": x_ties}, opset=13)
+for exclusive in (0, 1):
+    for reverse in (0, 1):
+        case(f"cumsum$exclusive{exclusive}_reverse{reverse}", "CumSum", {"x": randn(3, 5)},
+             initializers={"axis": np.asarray(1, I64)}, exclusive=exclusive, reverse=reverse)
+case("cumprod$axis0", "CumProd", {"x": randn(4, 3)}, opset=26,
+     initializers={"axis": np.asarray(0, I64)})
 
 # -- Resize, Upsample --------------------------------------------------------------------------
 image = randn(1, 2, 4, 5)
@@ -225,3 +240,12 @@ case("attention$function_body_causal", "Attention",
 def test_op(name):
     onnx_model, feeds, target = CASES[name]
     compile_and_check(onnx_model, feeds, target)
+
+
+@pytest.mark.parametrize("name", ["topk$largest-default", "trilu$upper1_k0-default",
+                                  "gatherelements$axis1_negative_indices-default"])
+def test_ops_without_an_npu_form_are_reported_on_the_fallback_engine(name):
+    onnx_model, feeds, target = CASES[name]
+    compiled, _ = compile_and_check(onnx_model, feeds, target)
+    assert compiled.fallback_ops
+    assert all("fallback" in line and "'node0'" in line for line in compiled.fallback_ops)
