@@ -295,10 +295,43 @@ def pad(node):
     source = node.value(0)
     shape = b.shape_of(source)
     low, high, value, mode = pad_parameters(node, len(shape))
-    if mode != "constant":
+    if mode not in ("constant", "edge", "reflect", "wrap"):
         raise node.unsupported(f"Pad mode '{mode}'")
     # Negative pads crop.
     offsets = [-p if p < 0 else 0 for p in low]
     sizes = [d - max(-lo, 0) - max(-hi, 0) for d, lo, hi in zip(shape, low, high)]
     source = b.extract_slice(source, offsets, sizes)
+    if mode != "constant":
+        return [_pad_from_source(source, [max(p, 0) for p in low], [max(p, 0) for p in high],
+                                 mode)]
     return [b.pad(source, [max(p, 0) for p in low], [max(p, 0) for p in high], value)]
+
+
+def _pad_from_source(value, low, high, mode):
+    """edge, reflect and wrap padding: each axis's borders are slices of the
+    tensor (repeated, mirrored or taken from the other end), concatenated."""
+    for axis, (before, after) in enumerate(zip(low, high)):
+        if not before and not after:
+            continue
+        shape = b.shape_of(value)
+        length = shape[axis]
+        limit = length - 1 if mode == "reflect" else length
+        if length == 0 or (mode != "edge" and max(before, after) > limit):
+            raise ImportFailure(f"{mode} padding of {max(before, after)} on an axis of "
+                                f"{length} elements")
+
+        def part(start, count, mirrored=False):
+            offsets, sizes = [0] * len(shape), list(shape)
+            offsets[axis], sizes[axis] = start, count
+            piece = b.extract_slice(value, offsets, sizes)
+            return reverse(piece, [axis]) if mirrored and count > 1 else piece
+        if mode == "edge":
+            parts = [part(0, 1)] * before + [value] + [part(length - 1, 1)] * after
+        elif mode == "reflect":
+            parts = ([part(1, before, True)] if before else []) + [value] + \
+                ([part(length - 1 - after, after, True)] if after else [])
+        else:
+            parts = ([part(length - before, before)] if before else []) + [value] + \
+                ([part(0, after)] if after else [])
+        value = b.concat(parts, axis)
+    return value

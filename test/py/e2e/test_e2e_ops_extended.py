@@ -190,6 +190,10 @@ case("slice$start_past_the_end", "Slice", {"x": data},
      initializers={"starts": np.asarray([7], I64), "ends": np.asarray([9], I64),
                    "axes": np.asarray([1], I64)})
 
+for mode in ("edge", "reflect", "wrap"):
+    case(f"pad${mode}", "Pad", {"x": randn(1, 2, 4, 5)}, opset=19, mode=mode,
+         initializers={"pads": np.asarray([0, 0, 2, 1, 0, 0, 1, 3], I64)})
+
 # -- normalization ------------------------------------------------------------------------------
 x_nchw = randn(2, 4, 3, 5)
 case("instancenormalization", "InstanceNormalization", {"x": x_nchw}, epsilon=1e-3,
