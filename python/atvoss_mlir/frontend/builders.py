@@ -31,6 +31,15 @@ def element_type_of(dtype: np.dtype) -> ir.Type | None:
     return make() if make else None
 
 
+def placeholder(value: ir.Value) -> np.ndarray:
+    """A read-only array of the value's shape and numpy element type, without
+    data: what a folder that reads only a type sees of a runtime tensor."""
+    element_type = element_of(value)
+    dtype = next((d for d in _NUMPY_TO_MLIR if d != np.dtype(np.uint8)
+                  and element_type_of(d) == element_type), np.dtype(np.float32))
+    return np.broadcast_to(np.zeros((), dtype), shape_of(value))
+
+
 def tensor_type(shape, element_type: ir.Type) -> ir.RankedTensorType:
     return ir.RankedTensorType.get([int(d) for d in shape], element_type)
 
@@ -64,6 +73,8 @@ def dense_attr(array: np.ndarray, resource_name: str | None = None) -> ir.Attrib
         return ir.DenseElementsAttr.get_splat(type_, _scalar_attr(flat[0], element_type))
     if resource_name is not None and array.dtype != np.bool_:
         return ir.DenseResourceElementsAttr.get_from_buffer(memoryview(array), resource_name, type_)
+    if array.dtype == np.bool_:  # i1 elements are read bit-packed
+        return ir.DenseElementsAttr.get(np.packbits(flat, bitorder="little"), type=type_)
     return ir.DenseElementsAttr.get(array, type=type_)
 
 
@@ -210,6 +221,8 @@ def extract_slice(value: ir.Value, offsets, sizes, strides=None) -> ir.Value:
     offsets = [int(o) for o in offsets]
     if offsets == [0] * len(sizes) and strides == [1] * len(sizes) and sizes == shape_of(value):
         return value
+    if 0 in sizes:  # nothing to read (the verifier rejects an offset at the end)
+        return empty(sizes, element_of(value))
     result_type = tensor_type(sizes, element_of(value))
     return tensor.ExtractSliceOp(result_type, value, [], [], [], offsets, sizes, strides).result
 

@@ -49,12 +49,13 @@ class Node:
     """The node being imported, as its handler sees it."""
 
     def __init__(self, importer: "GraphImporter", proto: onnx.NodeProto, name: str,
-                 location: ir.Location):
+                 location: ir.Location, opset: int | None = None):
         self.importer = importer
         self.proto = proto
         self.name = name
         self.op_type = proto.op_type
-        self.opset = importer.opset
+        # the model's opset, or that of the ONNX function body the node is in
+        self.opset = importer.opset if opset is None else opset
         self.location = location
         self.attributes = {a.name: a for a in proto.attribute}
 

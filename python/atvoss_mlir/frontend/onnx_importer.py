@@ -4,15 +4,18 @@ Like torch-mlir's importer, this depends only on `onnx` and the IR. Each node
 is imported under `Location.name(node.name)` (with a file location of the
 model when it was read from a path: line N is the graph's N-th node), so that
 later diagnostics point at the model's node. Node kinds are dispatched
-through one handler per op type (`HANDLERS`, filled by the `ops_*` modules).
+through one handler per op type (`HANDLERS`, filled by the `ops_*` modules);
+an op without one that ONNX defines as a function is imported as the
+function's body (`onnx_functions`), at the node's location.
 
 Before emitting IR the importer folds what is known at import time: graph
 initializers (also when an old model lists them as graph inputs), Constant,
 and any node whose inputs are all constants and whose op type has a numpy
 folder (`FOLDERS`: Shape, Gather, Concat, Unsqueeze, Cast, arithmetic...).
 Shape of a runtime tensor is its static type, so Shape -> Gather -> Concat
--> Reshape chains collapse into a constant shape. Nodes that no graph output
-depends on are dropped; Identity and Dropout forward their input.
+-> Reshape chains collapse into a constant shape (CastLike only needs the
+type of its second input). Nodes that no graph output depends on are
+dropped; Identity and Dropout forward their input.
 
 Weights: `DenseElementsAttr.get(array)` copies the numpy buffer in one call
 (about 0.1 s for 100 MB) and stays readable from Python (`np.array(attr)`) by
@@ -46,8 +49,9 @@ from ..limits import (folded_bytes, format_bytes, format_limit, memory_limit,
 from . import builders as b
 from .handler_api import (FOLDERS, HANDLERS, Folder, Handler, ImportFailure,  # noqa: F401
                           Node, folds, handles)
-from .onnx_model import (MIN_OPSET, arity_problem, default_opset, inferred_shapes,
-                         live_nodes, load_model, with_input_shapes)
+from .onnx_functions import function_body
+from .onnx_model import (MAX_OPSET, MIN_OPSET, arity_problem, default_opset, inferred_shapes,
+                         live_nodes, load_model, opset_problem, with_input_shapes)
 
 
 def _element_type(elem_type: int) -> ir.Type | None:
@@ -58,6 +62,15 @@ def _element_type(elem_type: int) -> ir.Type | None:
     return b.element_type_of(dtype)
 
 
+_UNSIGNED_TYPES = {onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32,
+                   onnx.TensorProto.UINT64}
+
+
+def _unsigned_refusal(what: str, dtype) -> str:
+    return (f"{what} is {np.dtype(dtype).name}: unsigned integer tensors are not supported "
+            f"(the NPU's integers are signed)")
+
+
 class GraphImporter:
     def __init__(self, model: onnx.ModelProto, inferred: dict[str, list[int]], path: str | None,
                  context: ir.Context, weights: str):
@@ -65,7 +78,7 @@ class GraphImporter:
         self.path = path
         self.context = context
         self.weights = weights
-        self.opset = default_opset(model)
+        self.opset = default_opset(model) or 0  # 0: only other domains' ops
         self.values: dict[str, ir.Value | np.ndarray | None] = {}
         self.materialized: dict[str, ir.Value] = {}
         self.resource_names: set[str] = set()
@@ -86,6 +99,8 @@ class GraphImporter:
         return self.materialized[name]
 
     def constant(self, array: np.ndarray, name: str) -> ir.Value:
+        if array.dtype.kind == "u":
+            raise ImportFailure(_unsigned_refusal(f"the constant '{name}'", array.dtype))
         resource = self._resource_name(name) if self.weights == "resource" else None
         return b.constant_tensor(array, resource)
 
@@ -124,8 +139,12 @@ class GraphImporter:
                 for output in graph.output:
                     value = self.values.get(output.name)
                     if value is None:
-                        raise self.error(f"graph output '{output.name}' is not computed")
-                    results.append(self.materialize(output.name))
+                        raise self.error(f"graph output '{output.name}' is not computed (no "
+                                         f"node gives it a value at inference)")
+                    try:
+                        results.append(self.materialize(output.name))
+                    except ImportFailure as failure:
+                        raise self.error(f"graph output '{output.name}': {failure}") from None
                 func.ReturnOp(results)
             function.attributes["function_type"] = ir.TypeAttr.get(
                 ir.FunctionType.get(argument_types, [r.type for r in results]))
@@ -145,6 +164,9 @@ class GraphImporter:
         element_type = _element_type(tensor_type.elem_type)
         if tensor_type.elem_type == onnx.TensorProto.BFLOAT16:
             raise self.error(f"graph input '{info.name}': {refused_type_reason('bf16')}")
+        if tensor_type.elem_type in _UNSIGNED_TYPES:
+            raise self.error(f"graph input '{info.name}': " + _unsigned_refusal(
+                "the tensor", onnx.helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)))
         if not info.type.HasField("tensor_type") or element_type is None:
             raise self.error(f"graph input '{info.name}': only tensors of numeric types "
                              f"are supported")
@@ -161,14 +183,18 @@ class GraphImporter:
         name = proto.name or f"{proto.op_type}_{index}"
         location = ir.Location.name(name, childLoc=self._file_location(index + 1)) \
             if self.path else ir.Location.name(name)
-        node = Node(self, proto, name, location)
+        self._import(proto, name, location, self.opset)
+
+    def _import(self, proto: onnx.NodeProto, name: str, location: ir.Location,
+                opset: int) -> None:
+        node = Node(self, proto, name, location, opset)
         domain = proto.domain if proto.domain not in ("", "ai.onnx") else ""
         if domain:
             raise error_at(location, f"node '{name}': op type '{domain}.{proto.op_type}' "
                            f"(domain '{domain}') is not supported")
-        arity = arity_problem(proto, self.opset)
+        arity = arity_problem(proto, opset)
         if arity:
-            raise error_at(location, f"node '{name}' ({proto.op_type}, opset {self.opset}): "
+            raise error_at(location, f"node '{name}' ({proto.op_type}, opset {opset}): "
                            f"{arity}")
         for input_name in proto.input:
             if input_name and input_name not in self.values:
@@ -180,36 +206,65 @@ class GraphImporter:
                 if outputs is None:
                     handler = HANDLERS.get(proto.op_type)
                     if handler is None:
-                        raise error_at(location, f"node '{name}': op type '{proto.op_type}' "
-                                       f"(opset {self.opset}) is not supported by the "
-                                       f"ONNX importer")
+                        self._import_function(node)
+                        return
                     outputs = handler(node)
             except ImportFailure as failure:
                 raise error_at(location, f"node '{name}' ({proto.op_type}, opset "
-                               f"{self.opset}): {failure}") from None
+                               f"{opset}): {failure}") from None
             except DiagnosticError:
                 raise
             except ir.MLIRError as failure:
-                raise error_at(location, f"node '{name}' ({proto.op_type}, opset {self.opset}): "
+                raise error_at(location, f"node '{name}' ({proto.op_type}, opset {opset}): "
                                f"could not build the IR: {failure}") from None
             except Exception as failure:  # a malformed node or an importer bug
                 if os.environ.get("ATVOSS_DEBUG"):
                     raise
-                raise error_at(location, f"node '{name}' ({proto.op_type}, opset {self.opset}): "
+                raise error_at(location, f"node '{name}' ({proto.op_type}, opset {opset}): "
                                f"{type(failure).__name__}: {failure}") from None
         for output_name, value in zip(proto.output, outputs):
-            if output_name:
+            if output_name and value is not None:  # None: an output the op leaves undefined
                 self._check_inferred(node, output_name, value)
                 self.values[output_name] = value
+
+    def _import_function(self, node: Node) -> None:
+        """An op without a handler that ONNX defines as a function: its body,
+        node by node, at the node's location."""
+        proto = node.proto
+        body = function_body(proto, node.opset, [self._type_proto(n) for n in proto.input],
+                             f"{node.name}/")
+        if body is None:
+            raise error_at(node.location, f"node '{node.name}': op type '{proto.op_type}' "
+                           f"(opset {node.opset}) is not supported by the ONNX importer")
+        if not MIN_OPSET <= body.opset <= MAX_OPSET:
+            raise ImportFailure(f"its ONNX function is written in opset {body.opset}")
+        for inner in body.nodes:
+            self._import(inner, inner.name, node.location, body.opset)
+        for output_name in proto.output:
+            if output_name and output_name not in self.values:
+                raise ImportFailure(f"its ONNX function does not compute '{output_name}'")
+
+    def _type_proto(self, name: str) -> onnx.TypeProto | None:
+        if not name:
+            return onnx.TypeProto()
+        value = self.values.get(name)
+        if value is None:
+            return None
+        array = value if isinstance(value, np.ndarray) else b.placeholder(value)
+        return onnx.helper.make_tensor_type_proto(
+            onnx.helper.np_dtype_to_tensor_dtype(array.dtype), list(array.shape))
 
     def _fold(self, node: Node):
         folder = FOLDERS.get(node.op_type)
         if folder is None:
             return None
         inputs = [self.values[n] if n else None for n in node.proto.input]
-        if node.op_type in ("Shape", "Size"):  # only the static type is needed
-            if not isinstance(inputs[0], np.ndarray):
-                inputs[0] = np.broadcast_to(np.float32(0), b.shape_of(inputs[0]))
+        typed = _TYPE_ONLY_INPUTS.get(node.op_type)
+        if typed is not None:  # only the static type of that input is needed
+            if not isinstance(inputs[typed], np.ndarray):
+                inputs[typed] = b.placeholder(inputs[typed])
+            if any(v is not None and not isinstance(v, np.ndarray) for v in inputs):
+                return None
         elif any(v is not None and not isinstance(v, np.ndarray) for v in inputs):
             return None
         needed = folded_bytes(node.op_type, inputs)
@@ -228,6 +283,10 @@ class GraphImporter:
         if shape != inferred:
             raise error_at(node.location, f"node '{node.name}' ({node.op_type}): output "
                            f"'{name}' has shape {shape}, ONNX shape inference gives {inferred}")
+
+
+# Ops whose folder needs only the static type (shape, element type) of one input.
+_TYPE_ONLY_INPUTS = {"Shape": 0, "Size": 0, "CastLike": 1}
 
 
 # -- the public API ------------------------------------------------------------------------
@@ -287,11 +346,10 @@ def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None
             input_shapes: dict[str, list[int]] | None, weights: str) -> ir.Module:
     if input_shapes:
         model = with_input_shapes(model, input_shapes)
-    opset = default_opset(model)
-    if opset < MIN_OPSET:
+    problem = opset_problem(model)
+    if problem:
         raise DiagnosticError([Diagnostic(
-            "error", f"ONNX opset {opset} is not supported (opset {MIN_OPSET} or later)",
-            position=SourcePosition(path, 1, 1) if path else None)])
+            "error", problem, position=SourcePosition(path, 1, 1) if path else None)])
     refused = onnx_folding_check(model)
     if refused:  # before shape inference, whose data propagation would build the output
         index, message = refused
@@ -309,8 +367,9 @@ def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None
         raise DiagnosticError([Diagnostic(
             "error", message, position=SourcePosition(path, 1 if index is None else index + 1, 1)
             if path else None)])
-    from . import (ops_conv, ops_elementwise, ops_fold, ops_nn,  # noqa: F401  (register handlers)
-                   ops_norm, ops_shape)
+    from . import (ops_activation, ops_conv, ops_elementwise,  # noqa: F401  (handlers)
+                   ops_fold, ops_layout, ops_logic, ops_nn, ops_norm, ops_reduce, ops_resize,
+                   ops_shape)
     context = context or _make_context()
     with context:
         try:

@@ -11,7 +11,11 @@ import onnx
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourcePosition
 
-MIN_OPSET = 9
+# Default-domain opsets the importer reads: 7 (the oldest that exporters still
+# write) to the newest the installed onnx package defines, whose schemas the
+# importer checks nodes against.
+MIN_OPSET = 7
+MAX_OPSET = onnx.defs.onnx_opset_version()
 
 
 def load_model(model_or_path) -> tuple[onnx.ModelProto, str | None]:
@@ -37,11 +41,29 @@ def load_model(model_or_path) -> tuple[onnx.ModelProto, str | None]:
     return model, path
 
 
-def default_opset(model: onnx.ModelProto) -> int:
+def default_opset(model: onnx.ModelProto) -> int | None:
+    """The model's default-domain (ai.onnx) opset, None when it imports none."""
     for opset in model.opset_import:
         if opset.domain in ("", "ai.onnx"):
             return opset.version
-    return 1
+    return None
+
+
+def opset_problem(model: onnx.ModelProto) -> str | None:
+    """Why the model's default-domain opset cannot be imported, or None."""
+    opset = default_opset(model)
+    if opset is None:
+        uses_default = any(n.domain in ("", "ai.onnx") for n in model.graph.node)
+        return ("the model imports no default-domain (ai.onnx) opset but its graph uses "
+                "default-domain ops") if uses_default else None
+    if opset < MIN_OPSET:
+        return (f"ONNX opset {opset} is not supported (opsets {MIN_OPSET} to {MAX_OPSET} "
+                f"are)")
+    if opset > MAX_OPSET:
+        return (f"ONNX opset {opset} is newer than the installed onnx {onnx.__version__} "
+                f"knows (opsets {MIN_OPSET} to {MAX_OPSET}): upgrade the onnx package or "
+                f"export with opset {MAX_OPSET} or older")
+    return None
 
 
 def arity_problem(proto: onnx.NodeProto, opset: int) -> str | None:

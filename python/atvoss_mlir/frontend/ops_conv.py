@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, linalg
+from mlir.dialects import arith, linalg, math
 
 from . import builders as b
 from .onnx_importer import ImportFailure, handles
@@ -329,3 +329,37 @@ def global_pool(node):
     total = b.reduce_keepdims(x, axes, 0.0, arith.addf)
     count = float(np.prod(shape[2:]))
     return [b.elementwise([total], lambda a: arith.divf(a[0], b.const_like(count, a[0])))]
+
+
+@handles("LpPool", "GlobalLpPool")
+def lp_pool(node):
+    """(sum over the window of |x|^p)^(1/p): a sum pooling of |x|^p."""
+    p = float(node.attr("p", 2))
+    if p <= 0:
+        raise ImportFailure(f"p={p} must be positive")
+
+    def power(a):
+        magnitude = math.absf(a[0])
+        return arith.mulf(magnitude, magnitude) if p == 2 else \
+            math.powf(magnitude, b.const_like(p, a[0]))
+
+    def root(a):
+        return math.sqrt(a[0]) if p == 2 else math.powf(a[0], b.const_like(1.0 / p, a[0]))
+    if node.op_type == "GlobalLpPool":
+        x = node.value(0)
+        axes = list(range(2, len(b.shape_of(x))))
+        return [b.elementwise([b.reduce_keepdims(b.elementwise([x], power), axes, 0.0,
+                                                 arith.addf)], root)]
+    lift, x, kernel, (low, high, outputs, strides, dilations) = \
+        _pool_setup(node, node.attr("ceil_mode", 0))
+    n, c, h, w = b.shape_of(x)
+    element_type = b.element_of(x)
+    extra = [max(0, (o - 1) * s + (k - 1) * d + 1 - n_ - lo - hi)
+             for o, s, k, d, n_, lo, hi in zip(outputs, strides, kernel, dilations, [h, w],
+                                               low, high)]
+    padded = b.pad(b.transpose(b.elementwise([x], power), TO_NHWC), [0, *low, 0],
+                   [0, *(hi + e for hi, e in zip(high, extra)), 0], 0.0)
+    total = linalg.pooling_nhwc_sum(padded, b.empty(kernel, element_type),
+                                    outs=[b.fill(0.0, [n, *outputs, c], element_type)],
+                                    strides=strides, dilations=dilations)
+    return [_pool_result(b.elementwise([total], root), lift)]

@@ -55,8 +55,9 @@ def binary(node):
     inputs = [node.value(i) for i in range(node.input_count)]
     if len(inputs) == 1:
         return [inputs[0]]
-    if node.op_type == "Pow" and b.element_of(inputs[0]) != b.element_of(inputs[1]):
-        raise node.unsupported("Pow with an exponent of another element type")
+    if node.op_type == "Pow" and (b.element_of(inputs[0]) != b.element_of(inputs[1])
+                                  or not b.is_float(b.element_of(inputs[0]))):
+        return [_mixed_pow(*inputs)]
 
     def body(args):
         result = args[0]
@@ -64,6 +65,28 @@ def binary(node):
             result = combine(result, arg)
         return result
     return [b.elementwise(inputs, body)]
+
+
+def _mixed_pow(base, exponent):
+    """Pow of an integer base, or with an exponent of another type: a float
+    base raises to the exponent converted to its type; an integer base is
+    computed in f64 and truncated back (as C's pow then a cast)."""
+    base_type, exponent_type = b.element_of(base), b.element_of(exponent)
+    f64 = ir.F64Type.get()
+    work = base_type if b.is_float(base_type) else f64
+
+    def to_work(v, type_):
+        if type_ == work:
+            return v
+        if b.is_float(type_):
+            wider = ir.FloatType(work).width > ir.FloatType(type_).width
+            return arith.extf(work, v) if wider else arith.truncf(work, v)
+        return arith.sitofp(work, v)
+
+    def body(a):
+        result = math.powf(to_work(a[0], base_type), to_work(a[1], exponent_type))
+        return result if b.is_float(base_type) else arith.fptosi(base_type, result)
+    return b.elementwise([base, exponent], body, base_type)
 
 
 @handles("Mean")
@@ -201,16 +224,33 @@ def _bound(node, index, what):
 
 @handles("Cast")
 def cast(node):
-    source = node.value(0)
-    source_type = b.element_of(source)
-    target_type = b.element_type_of(onnx.helper.tensor_dtype_to_np_dtype(node.attr("to")))
+    target_dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(node.attr("to")))
+    target_type = b.element_type_of(target_dtype)
+    if target_dtype.kind == "u":
+        raise node.unsupported(f"Cast to the unsigned type {target_dtype.name}")
     if target_type is None:
         raise node.unsupported(f"Cast to ONNX type {node.attr('to')}")
+    return [cast_value(node, node.value(0), target_type)]
+
+
+def cast_value(node, source, target_type):
+    """`source` converted to `target_type` as ONNX's Cast does: floats to
+    integers truncate, anything to bool is `!= 0`, bool is 0 or 1."""
+    source_type = b.element_of(source)
     if source_type == target_type:
-        return [source]
+        return source
+    bool_type = ir.IntegerType.get_signless(1)
 
     def body(args):
         x = args[0]
+        if target_type == bool_type:
+            zero = b.const_like(0.0 if b.is_float(source_type) else 0, x)
+            if b.is_float(source_type):
+                return arith.cmpf(arith.CmpFPredicate.UNE, x, zero)
+            return arith.cmpi(arith.CmpIPredicate.ne, x, zero)
+        if source_type == bool_type:
+            return arith.uitofp(target_type, x) if b.is_float(target_type) \
+                else arith.extui(target_type, x)
         if b.is_float(source_type) and b.is_float(target_type):
             wider = ir.FloatType(target_type).width > ir.FloatType(source_type).width
             return arith.extf(target_type, x) if wider else arith.truncf(target_type, x)
@@ -220,4 +260,4 @@ def cast(node):
             return arith.sitofp(target_type, x)
         wider = ir.IntegerType(target_type).width > ir.IntegerType(source_type).width
         return arith.extsi(target_type, x) if wider else arith.trunci(target_type, x)
-    return [b.elementwise([source], body, element_type=target_type)]
+    return b.elementwise([source], body, element_type=target_type)

@@ -84,12 +84,28 @@ def not_(node, inputs):
 
 @folds("Identity", "Dropout")
 def identity(node, inputs):
-    return [inputs[0], np.ones(inputs[0].shape, np.bool_)][:len(node.proto.output)]
+    if node.op_type == "Dropout" and node.opset >= 10:
+        return [inputs[0], _dropout_mask(node, inputs[0].shape, inputs[0].dtype)][
+            :len(node.proto.output)]
+    if node.op_type == "Dropout" and len(node.proto.output) > 1:
+        return None  # the handler leaves the old mask undefined
+    return [inputs[0]]
+
+
+def _dropout_mask(node, shape, dtype) -> np.ndarray:
+    """Dropout at inference keeps everything: from opset 10 its mask is all
+    ones (bool). Training mode is refused."""
+    if node.opset >= 12 and node.has_input(2):
+        training = node.required_constant(2, "training_mode")
+        ratio = node.constant(1)
+        if bool(training.reshape(-1)[0]) and (ratio is None or float(ratio.reshape(-1)[0]) != 0):
+            raise ImportFailure("training_mode=true (random dropout) is not supported")
+    return np.ones(shape, np.bool_) if node.opset >= 10 else None
 
 
 @folds("ReduceProd", "ReduceSum", "ReduceMin", "ReduceMax")
 def reduce_constant(node, inputs):
-    from .ops_nn import reduction_axes
+    from .ops_reduce import reduction_axes
     axes = reduction_axes(node, inputs[0].ndim)
     fn = {"ReduceProd": np.prod, "ReduceSum": np.sum, "ReduceMin": np.min,
           "ReduceMax": np.max}[node.op_type]
@@ -99,8 +115,12 @@ def reduce_constant(node, inputs):
 
 @handles("Identity", "Dropout")
 def forward(node):
-    """Identity and Dropout (inference) forward their input unchanged."""
-    if node.op_type == "Dropout" and len(node.proto.output) > 1 and node.proto.output[1]:
-        raise ImportFailure("the mask output of Dropout is not supported")
-    return [node.importer.values[node.proto.input[0]]]
-
+    """Identity and Dropout (inference) forward their input unchanged. The
+    mask of Dropout before opset 10 (of the data's type) has no agreed
+    inference value (onnxruntime gives zeros, the ONNX reference ones): it is
+    left undefined, an error only where something reads it."""
+    value = node.importer.values[node.proto.input[0]]
+    if node.op_type != "Dropout":
+        return [value]
+    mask = _dropout_mask(node, node.shape(0), None) if node.opset >= 10 else None
+    return [value, mask][:len(node.proto.output)]

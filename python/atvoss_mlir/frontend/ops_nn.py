@@ -1,10 +1,12 @@
-"""Neural-network ops: matrix products (Gemm, MatMul), softmax and reductions.
+"""Neural-network ops: matrix products (Gemm, MatMul) and softmax.
 
-Convolution and pooling are in `ops_conv`, normalization in `ops_norm`."""
+Convolution and pooling are in `ops_conv`, normalization in `ops_norm`,
+reductions in `ops_reduce`."""
 
 from __future__ import annotations
 
 import numpy as np
+from mlir import ir
 from mlir.dialects import arith, linalg, math
 
 from . import builders as b
@@ -103,6 +105,18 @@ def softmax(node):
     normalise together); from 13 on only `axis` does."""
     x = node.value(0)
     rank = len(b.shape_of(x))
+    half = str(b.element_of(x)) == "f16"
+    if half:  # exponentials and their sum in f32, rounded once at the end
+        x = b.elementwise([x], lambda a: arith.extf(ir.F32Type.get(), a[0]),
+                          ir.F32Type.get())
+    result = _softmax(node, x, rank)
+    if half:
+        result = b.elementwise([result], lambda a: arith.truncf(ir.F16Type.get(), a[0]),
+                               ir.F16Type.get())
+    return [result]
+
+
+def _softmax(node, x, rank):
     if node.opset < 13:
         axes = list(range(node.attr("axis", 1) % rank, rank))
     else:
@@ -113,45 +127,5 @@ def softmax(node):
     exponentials = b.elementwise([shifted], lambda a: math.exp(a[0]))
     total = b.reduce_keepdims(exponentials, axes, 0.0, arith.addf)
     if node.op_type == "LogSoftmax":
-        return [b.elementwise([shifted, total], lambda a: arith.subf(a[0], math.log(a[1])))]
-    return [b.elementwise([exponentials, total], lambda a: arith.divf(a[0], a[1]))]
-
-
-# -- reductions ----------------------------------------------------------------------------
-
-def reduction_axes(node, rank) -> list[int]:
-    """Axes are an attribute before opset 18 (13 for ReduceSum), an input after;
-    none means all axes unless noop_with_empty_axes."""
-    from_input = node.opset >= (13 if node.op_type == "ReduceSum" else 18)
-    if from_input:
-        axes = node.constant(1)
-        if node.has_input(1) and axes is None:
-            raise ImportFailure("the axes (input 1) must be a constant")
-        axes = None if axes is None else [int(a) for a in axes.reshape(-1)]
-    else:
-        axes = node.attr("axes")
-    if not axes:
-        return [] if node.attr("noop_with_empty_axes", 0) else list(range(rank))
-    return sorted(a % rank for a in axes)
-
-
-@handles("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin")
-def reduction(node):
-    x = node.value(0)
-    shape = b.shape_of(x)
-    axes = reduction_axes(node, len(shape))
-    if not axes:
-        return [x]
-    element_type = b.element_of(x)
-    if node.op_type in ("ReduceMean", "ReduceSum"):
-        result = b.reduce(x, axes, 0.0 if b.is_float(element_type) else 0, b.add)
-    elif node.op_type == "ReduceMax":
-        result = b.reduce(x, axes, b.lowest(element_type), b.maximum)
-    else:
-        result = b.reduce(x, axes, b.highest(element_type), b.minimum)
-    if node.op_type == "ReduceMean":
-        count = float(np.prod([shape[a] for a in axes]))
-        result = b.elementwise([result], lambda a: arith.divf(a[0], b.const_like(count, a[0])))
-    if node.attr("keepdims", 1):
-        result = b.reshape(result, [1 if d in axes else n for d, n in enumerate(shape)])
-    return [result]
+        return b.elementwise([shifted, total], lambda a: arith.subf(a[0], math.log(a[1])))
+    return b.elementwise([exponentials, total], lambda a: arith.divf(a[0], a[1]))

@@ -7,7 +7,7 @@ from mlir import ir
 from mlir.dialects import arith, math
 
 from . import builders as b
-from .onnx_importer import handles
+from .handler_api import ImportFailure, handles
 
 
 # -- normalization -------------------------------------------------------------------------
@@ -100,3 +100,108 @@ def lrn(node):
                             arith.mulf(b.const_like(alpha / size, a[0]), a[1]))
         return arith.divf(a[0], math.powf(scaled, b.const_like(beta, a[0])))
     return [b.elementwise([x, sums], body)]
+
+
+# -- instance, group, RMS, Lp and mean-variance normalization --------------------------------
+
+def _standardized(x, axes, epsilon):
+    """(x - mean) / sqrt(variance + epsilon) over `axes` (kept as unit dims)."""
+    shape = b.shape_of(x)
+    count = float(np.prod([shape[a] for a in axes]))
+    centered = b.elementwise([x, _mean(x, axes, count)], lambda a: arith.subf(a[0], a[1]))
+    variance = _mean(b.elementwise([centered], lambda a: arith.mulf(a[0], a[0])), axes, count)
+    inverse = b.elementwise([variance], lambda a: math.rsqrt(
+        arith.addf(a[0], b.const_like(epsilon, a[0]))))
+    return b.elementwise([centered, inverse], lambda a: arith.mulf(a[0], a[1]))
+
+
+def _scale_shift(y, scale, shift):
+    inputs = [y, scale] + ([shift] if shift is not None else [])
+
+    def body(a):
+        result = arith.mulf(a[0], a[1])
+        return arith.addf(result, a[2]) if len(a) > 2 else result
+    return b.elementwise(inputs, body)
+
+
+def _channel_parameter(node, index, rank, channels=None):
+    """A per-channel (C,) input shaped (C, 1, ...) to broadcast against NC..."""
+    value = node.constant(index)
+    if value is not None:
+        if channels is not None and value.size != channels:
+            value = np.repeat(value.reshape(-1), channels // value.size)
+        return node.weight(_per_channel(value, rank), f"input{index}")
+    value = node.value(index)
+    if channels is not None and b.shape_of(value)[0] != channels:
+        raise node.unsupported("per-group scale and bias that are not constants")
+    return b.reshape(value, [b.shape_of(value)[0]] + [1] * (rank - 2))
+
+
+@handles("InstanceNormalization")
+def instance_normalization(node):
+    x = node.value(0)
+    rank = len(b.shape_of(x))
+    y = _standardized(x, list(range(2, rank)), node.attr("epsilon", 1e-5))
+    return [_scale_shift(y, _channel_parameter(node, 1, rank),
+                         _channel_parameter(node, 2, rank))]
+
+
+@handles("GroupNormalization")
+def group_normalization(node):
+    """Opset 18 has one scale and bias per group, opset 21 one per channel."""
+    x = node.value(0)
+    shape = b.shape_of(x)
+    groups = node.attr("num_groups")
+    if groups is None or groups <= 0 or shape[1] % groups:
+        raise ImportFailure(f"num_groups={groups} does not divide the {shape[1]} channels")
+    grouped = b.reshape(x, [shape[0], groups, int(np.prod(shape[1:])) // groups])
+    y = b.reshape(_standardized(grouped, [2], node.attr("epsilon", 1e-5)), shape)
+    return [_scale_shift(y, _channel_parameter(node, 1, len(shape), shape[1]),
+                         _channel_parameter(node, 2, len(shape), shape[1]))]
+
+
+@handles("RMSNormalization")
+def rms_normalization(node):
+    x = node.value(0)
+    shape = b.shape_of(x)
+    axis = node.attr("axis", -1)
+    if not -len(shape) <= axis < len(shape):
+        raise ImportFailure(f"axis {axis} out of range for rank {len(shape)}")
+    axes = list(range(axis % len(shape), len(shape)))
+    epsilon = node.attr("epsilon", 1e-5)
+    count = float(np.prod([shape[a] for a in axes]))
+    mean_square = _mean(b.elementwise([x], lambda a: arith.mulf(a[0], a[0])), axes, count)
+    inverse = b.elementwise([mean_square], lambda a: math.rsqrt(
+        arith.addf(a[0], b.const_like(epsilon, a[0]))))
+    return [b.elementwise([x, inverse, node.value(1)],
+                          lambda a: arith.mulf(arith.mulf(a[0], a[1]), a[2]))]
+
+
+@handles("LpNormalization")
+def lp_normalization(node):
+    x = node.value(0)
+    shape = b.shape_of(x)
+    axis, p = node.attr("axis", -1) % len(shape), node.attr("p", 2)
+    if p not in (1, 2):
+        raise node.unsupported(f"p={p} (1 or 2)")
+    if p == 1:
+        norm = b.reduce_keepdims(b.elementwise([x], lambda a: math.absf(a[0])), [axis], 0.0,
+                                 arith.addf)
+    else:
+        squares = b.reduce_keepdims(b.elementwise([x], lambda a: arith.mulf(a[0], a[0])),
+                                    [axis], 0.0, arith.addf)
+        norm = b.elementwise([squares], lambda a: math.sqrt(a[0]))
+
+    def body(a):
+        zero = b.const_like(0.0, a[0])
+        is_zero = arith.cmpf(arith.CmpFPredicate.OEQ, a[1], zero)
+        return arith.select(is_zero, zero, arith.divf(a[0], a[1]))
+    return [b.elementwise([x, norm], body)]
+
+
+@handles("MeanVarianceNormalization")
+def mean_variance_normalization(node):
+    x = node.value(0)
+    rank = len(b.shape_of(x))
+    axes = [a % rank for a in node.attr("axes", [0, 2, 3])]
+    return [_standardized(x, sorted(set(axes)), 1e-9)]

@@ -233,12 +233,20 @@ def reverse(value, axes):
 
 @handles("Gather")
 def gather(node):
+    """Constant indices of rank 0 or 1 become slices; others (of higher rank,
+    or runtime) a selecting linalg.generic."""
     source = node.value(0)
-    indices = node.required_constant(1, "the indices")
+    indices = node.constant(1)
     shape = b.shape_of(source)
-    axis = node.attr("axis", 0) % len(shape)
-    if indices.ndim > 1:
-        raise node.unsupported("Gather with indices of rank > 1 on a runtime tensor")
+    axis = node.attr("axis", 0)
+    if not -len(shape) <= axis < len(shape):
+        raise ImportFailure(f"axis {axis} out of range for rank {len(shape)}")
+    axis %= len(shape)
+    if indices is None or indices.ndim > 1:
+        from .ops_layout import gather_tensor
+        return [gather_tensor(node, source, axis)]
+    if indices.size and (indices.min() < -shape[axis] or indices.max() >= shape[axis]):
+        raise ImportFailure(f"indices out of range for an axis of {shape[axis]} elements")
     parts = []
     for index in indices.reshape(-1):
         offsets, sizes = [0] * len(shape), list(shape)
@@ -287,10 +295,43 @@ def pad(node):
     source = node.value(0)
     shape = b.shape_of(source)
     low, high, value, mode = pad_parameters(node, len(shape))
-    if mode != "constant":
+    if mode not in ("constant", "edge", "reflect", "wrap"):
         raise node.unsupported(f"Pad mode '{mode}'")
     # Negative pads crop.
     offsets = [-p if p < 0 else 0 for p in low]
     sizes = [d - max(-lo, 0) - max(-hi, 0) for d, lo, hi in zip(shape, low, high)]
     source = b.extract_slice(source, offsets, sizes)
+    if mode != "constant":
+        return [_pad_from_source(source, [max(p, 0) for p in low], [max(p, 0) for p in high],
+                                 mode)]
     return [b.pad(source, [max(p, 0) for p in low], [max(p, 0) for p in high], value)]
+
+
+def _pad_from_source(value, low, high, mode):
+    """edge, reflect and wrap padding: each axis's borders are slices of the
+    tensor (repeated, mirrored or taken from the other end), concatenated."""
+    for axis, (before, after) in enumerate(zip(low, high)):
+        if not before and not after:
+            continue
+        shape = b.shape_of(value)
+        length = shape[axis]
+        limit = length - 1 if mode == "reflect" else length
+        if length == 0 or (mode != "edge" and max(before, after) > limit):
+            raise ImportFailure(f"{mode} padding of {max(before, after)} on an axis of "
+                                f"{length} elements")
+
+        def part(start, count, mirrored=False):
+            offsets, sizes = [0] * len(shape), list(shape)
+            offsets[axis], sizes[axis] = start, count
+            piece = b.extract_slice(value, offsets, sizes)
+            return reverse(piece, [axis]) if mirrored and count > 1 else piece
+        if mode == "edge":
+            parts = [part(0, 1)] * before + [value] + [part(length - 1, 1)] * after
+        elif mode == "reflect":
+            parts = ([part(1, before, True)] if before else []) + [value] + \
+                ([part(length - 1 - after, after, True)] if after else [])
+        else:
+            parts = ([part(length - before, before)] if before else []) + [value] + \
+                ([part(0, after)] if after else [])
+        value = b.concat(parts, axis)
+    return value

@@ -44,13 +44,16 @@ def atvoss(*args, cwd=None) -> subprocess.CompletedProcess:
 def models(tmp_path):
     """A few model files in tmp_path; returns name -> path."""
     unsupported = model([helper.make_node("Relu", ["x"], ["r"], name="first_relu"),
-                         helper.make_node("CumSum", ["r", "axis"], ["y"], name="running_total")],
-                        {"x": [3, 5]}, {"y": [3, 5]}, {"axis": np.asarray(1, np.int64)})
+                         helper.make_node("RandomNormalLike", ["r"], ["y"], name="noise")],
+                        {"x": [3, 5]}, {"y": [3, 5]})
     built = {
         "unsupported.onnx": unsupported,
         "softmax_fp16.onnx": single("Softmax", {"x": [3, 17]}, [3, 17], {"axis": -1},
                                     dtype=np.float16),
         "matmul.onnx": single("MatMul", {"a": [3, 5], "b": [5, 4]}, [3, 4]),
+        "layernorm_fp16.onnx": single("LayerNormalization", {"x": [3, 17]}, [3, 17],
+                                      {"axis": -1}, {"scale": np.ones(17, np.float16)},
+                                      dtype=np.float16),
     }
     paths = {}
     for name, onnx_model in built.items():
@@ -68,12 +71,12 @@ def test_unsupported_op_is_a_located_error_naming_the_node(models, tmp_path):
     result = atvoss("run", "unsupported.onnx", "--check", cwd=tmp_path)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
-    assert re.search(r"^unsupported\.onnx:2:1: error: node 'running_total': op type 'CumSum'",
+    assert re.search(r"^unsupported\.onnx:2:1: error: node 'noise': op type 'RandomNormalLike'",
                      result.stderr, re.MULTILINE), result.stderr
     with pytest.raises(DiagnosticError) as caught:
         atvoss_mlir.compile(models["unsupported.onnx"])
     (diagnostic,) = caught.value.diagnostics
-    assert "running_total" in diagnostic.message and "CumSum" in diagnostic.message
+    assert "noise" in diagnostic.message and "RandomNormalLike" in diagnostic.message
     assert diagnostic.resolved_position().line == 2
 
 
@@ -108,7 +111,7 @@ def test_run_check_on_the_bundled_example(tmp_path):
 
 
 def test_check_fails_outside_the_tolerance(models, capsys):
-    path = models["softmax_fp16.onnx"]
+    path = models["layernorm_fp16.onnx"]
     assert atvoss_main(["run", path, "--check", "-q", "--report", "json"]) == 0
     within = json.loads(capsys.readouterr().out)["check"]["y"]
     assert within["ok"] and 0 < within["max_abs_error"] < 1e-2

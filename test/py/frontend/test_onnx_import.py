@@ -78,11 +78,11 @@ def test_unsupported_op_is_a_located_error_naming_node_type_and_opset(tmp_path):
 
 
 def test_unsupported_variant_is_a_located_error():
-    onnx_model = single("Pad", {"x": [2, 3]}, [2, 5], initializers={
-        "pads": np.asarray([0, 1, 0, 1], I64)}, attributes={"mode": "reflect"}, name="pad7")
+    onnx_model = single("Pad", {"x": [2, 3]}, [2, 9], initializers={
+        "pads": np.asarray([0, 3, 0, 3], I64)}, attributes={"mode": "reflect"}, name="pad7")
     error = error_of(lambda: import_onnx(onnx_model))
     assert location_label(error.diagnostics[0].location) == "pad7"
-    assert "Pad mode 'reflect' is not supported" in str(error)
+    assert "reflect padding of 3 on an axis of 3 elements" in str(error)
 
 
 def test_other_domain_is_a_located_error():
@@ -114,8 +114,20 @@ def test_missing_and_empty_files_are_clear_errors(tmp_path):
 
 
 def test_too_old_opset_is_an_error():
-    onnx_model = single("Relu", {"x": [2]}, [2], opset=7)
-    assert "opset 7 is not supported" in str(error_of(lambda: import_onnx(onnx_model)))
+    onnx_model = single("Relu", {"x": [2]}, [2], opset=6)
+    assert "opset 6 is not supported (opsets 7 to" in str(error_of(lambda: import_onnx(onnx_model)))
+
+
+def test_opset_newer_than_installed_onnx_names_the_version(tmp_path):
+    newest = onnx.defs.onnx_opset_version()
+    onnx_model = single("Relu", {"x": [2]}, [2], opset=newest)
+    import_onnx(onnx_model)  # the newest one the installed onnx knows is read
+    onnx_model.opset_import[0].version = newest + 1
+    path = tmp_path / "future.onnx"
+    path.write_bytes(onnx_model.SerializeToString())
+    message = str(error_of(lambda: import_onnx(str(path))))
+    assert f"future.onnx:1:1: error: ONNX opset {newest + 1} is newer than the installed " \
+        f"onnx {onnx.__version__}" in message
 
 
 def test_dynamic_dimension_needs_input_shapes():

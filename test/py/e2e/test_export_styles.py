@@ -1,0 +1,135 @@
+"""Old and new exports, compiled and simulated against onnxruntime:
+- opset 9, as old model-zoo CNNs were exported: Conv, Relu, LRN, MaxPool,
+  Dropout with its (unused) mask output declared, Concat of two branches,
+  Flatten, Gemm, Softmax;
+- opset 18 and 23, as current PyTorch exports write a transformer block:
+  LayerNormalization, MatMul attention with a causal mask built from Trilu,
+  comparisons, Where and CastLike, Softmax, Gelu, and a Resize (nearest and
+  linear) of a feature map."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from e2e_testing import DEFAULT_TARGET, SMALL_SRAM_TARGET, compile_and_check
+from onnx_testing import randn
+
+I64 = np.int64
+F32 = np.float32
+
+
+def _model(nodes, inputs, outputs, initializers, opset):
+    graph = helper.make_graph(
+        nodes, "export",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs.items()],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in outputs.items()],
+        [numpy_helper.from_array(np.asarray(v), n) for n, v in initializers.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                             ir_version=4 if opset <= 9 else 8)
+
+
+def zoo_cnn_opset9():
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", kernel_shape=[3, 3],
+             pads=[1, 1, 1, 1]),
+        node("Relu", ["c1"], ["r1"], name="relu1"),
+        node("LRN", ["r1"], ["n1"], name="norm1", size=3, alpha=1e-3, beta=0.75, bias=1.0),
+        node("MaxPool", ["n1"], ["p1"], name="pool1", kernel_shape=[2, 2], strides=[2, 2]),
+        node("Conv", ["p1", "w2a"], ["c2a"], name="branch_a", kernel_shape=[1, 1]),
+        node("Conv", ["p1", "w2b"], ["c2b"], name="branch_b", kernel_shape=[3, 3],
+             pads=[1, 1, 1, 1]),
+        node("Concat", ["c2a", "c2b"], ["cat"], name="concat", axis=1),
+        node("Relu", ["cat"], ["r2"], name="relu2"),
+        node("Flatten", ["r2"], ["flat"], name="flatten", axis=1),
+        node("Dropout", ["flat"], ["drop", "drop_mask"], name="dropout", ratio=0.5),
+        node("Gemm", ["drop", "fc_w", "fc_b"], ["logits"], name="fc", transB=1),
+        node("Softmax", ["logits"], ["prob"], name="softmax", axis=1),
+    ]
+    initializers = {"w1": randn(6, 3, 3, 3, seed=1) * 0.3, "b1": randn(6, seed=2) * 0.1,
+                    "w2a": randn(4, 6, 1, 1, seed=3) * 0.3, "w2b": randn(4, 6, 3, 3, seed=4) * 0.2,
+                    "fc_w": randn(10, 8 * 4 * 4, seed=5) * 0.1, "fc_b": randn(10, seed=6) * 0.1}
+    return _model(nodes, {"x": [2, 3, 8, 8]}, {"prob": [2, 10]}, initializers, 9)
+
+
+def transformer_block(opset):
+    """One pre-norm decoder block over (1, 6, 16), two heads, causal."""
+    node = helper.make_node
+    d, heads, length = 16, 2, 6
+    nodes = [
+        node("LayerNormalization", ["x", "ln_scale", "ln_bias"], ["h"], name="ln", axis=-1),
+        node("MatMul", ["h", "w_q"], ["q2"], name="q"),
+        node("MatMul", ["h", "w_k"], ["k2"], name="k"),
+        node("MatMul", ["h", "w_v"], ["v2"], name="v"),
+        node("Reshape", ["q2", "heads_shape"], ["q3"], name="q_heads"),
+        node("Reshape", ["k2", "heads_shape"], ["k3"], name="k_heads"),
+        node("Reshape", ["v2", "heads_shape"], ["v3"], name="v_heads"),
+        node("Transpose", ["q3"], ["q4"], name="q_t", perm=[0, 2, 1, 3]),
+        node("Transpose", ["k3"], ["k4"], name="k_t", perm=[0, 2, 3, 1]),
+        node("Transpose", ["v3"], ["v4"], name="v_t", perm=[0, 2, 1, 3]),
+        node("MatMul", ["q4", "k4"], ["scores_raw"], name="scores"),
+        node("Mul", ["scores_raw", "scale"], ["scores_scaled"], name="scale_scores"),
+        # the causal mask as exporters write it: Trilu of ones, == 0, Where -inf
+        node("Trilu", ["ones", "zero_k"], ["lower"], name="tril", upper=0),
+        node("Equal", ["lower", "zero_f"], ["masked"], name="is_masked"),
+        node("CastLike", ["neg_inf64", "scores_scaled"], ["neg_inf"], name="castlike"),
+        node("Where", ["masked", "neg_inf", "scores_scaled"], ["scores_masked"], name="mask"),
+        node("Softmax", ["scores_masked"], ["attn"], name="softmax", axis=-1),
+        node("MatMul", ["attn", "v4"], ["ctx4"], name="context"),
+        node("Transpose", ["ctx4"], ["ctx3"], name="ctx_t", perm=[0, 2, 1, 3]),
+        node("Reshape", ["ctx3", "model_shape"], ["ctx"], name="merge_heads"),
+        node("MatMul", ["ctx", "w_o"], ["attn_out"], name="o"),
+        node("Add", ["x", "attn_out"], ["res1"], name="residual1"),
+        node("MatMul", ["res1", "w_up"], ["up"], name="up"),
+        node("Gelu" if opset >= 20 else "Relu", ["up"], ["act"], name="act"),
+        node("MatMul", ["act", "w_down"], ["down"], name="down"),
+        # a clamp as exporters write it: comparisons and Where instead of Clip
+        node("Greater", ["down", "limit"], ["too_big"], name="gt"),
+        node("Where", ["too_big", "limit", "down"], ["clamped"], name="clamp"),
+        node("Add", ["res1", "clamped"], ["y"], name="residual2"),
+    ]
+    initializers = {
+        "ln_scale": 1 + randn(d, seed=1) * 0.1, "ln_bias": randn(d, seed=2) * 0.1,
+        "w_q": randn(d, d, seed=3) * 0.2, "w_k": randn(d, d, seed=4) * 0.2,
+        "w_v": randn(d, d, seed=5) * 0.2, "w_o": randn(d, d, seed=6) * 0.2,
+        "w_up": randn(d, 32, seed=7) * 0.2, "w_down": randn(32, d, seed=8) * 0.2,
+        "heads_shape": np.asarray([1, length, heads, d // heads], I64),
+        "model_shape": np.asarray([1, length, d], I64),
+        "scale": np.asarray(1 / np.sqrt(d // heads), F32),
+        "ones": np.ones((length, length), F32), "zero_k": np.asarray(0, I64),
+        "zero_f": np.asarray(0, F32), "neg_inf64": np.asarray(-np.inf, np.float64),
+        "limit": np.asarray(0.8, F32)}
+    return _model(nodes, {"x": [1, length, d]}, {"y": [1, length, d]}, initializers, opset)
+
+
+def upsampling_head(opset):
+    node = helper.make_node
+    nodes = [
+        node("Resize", ["x", "", "scales"], ["near"], name="up_nearest", mode="nearest"),
+        node("Resize", ["x", "", "", "sizes"], ["lin"], name="up_linear", mode="linear",
+             coordinate_transformation_mode="half_pixel"),
+        node("Add", ["near", "lin"], ["y"], name="merge"),
+    ]
+    initializers = {"scales": np.asarray([1, 1, 2, 2], F32),
+                    "sizes": np.asarray([1, 4, 10, 12], I64)}
+    return _model(nodes, {"x": [1, 4, 5, 6]}, {"y": [1, 4, 10, 12]}, initializers, opset)
+
+
+def test_zoo_cnn_at_opset9_with_dropout_mask_declared():
+    compile_and_check(zoo_cnn_opset9(), {"x": randn(2, 3, 8, 8)}, DEFAULT_TARGET, rtol=1e-4,
+                      atol=1e-5)
+
+
+@pytest.mark.parametrize("opset", [18, 23])
+@pytest.mark.parametrize("target", [DEFAULT_TARGET, SMALL_SRAM_TARGET],
+                         ids=["default", "small_sram"])
+def test_transformer_block_export(opset, target):
+    compile_and_check(transformer_block(opset), {"x": randn(1, 6, 16)}, target, rtol=1e-4,
+                      atol=1e-5)
+
+
+@pytest.mark.parametrize("opset", [18, 23])
+def test_resize_head_export(opset):
+    compile_and_check(upsampling_head(opset), {"x": randn(1, 4, 5, 6)}, DEFAULT_TARGET)

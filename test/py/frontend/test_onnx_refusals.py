@@ -1,0 +1,110 @@
+"""What the new op handlers cannot import is a located error naming the node,
+its op type and opset and the reason, never a traceback or a silently wrong
+result; ops ONNX defines as functions import through their body, and a
+refusal inside the body names the model's node."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from atvoss_mlir.diagnostics import DiagnosticError
+from atvoss_mlir.frontend import import_onnx
+
+I64 = np.int64
+F32 = np.float32
+
+
+def one_node(op_type, x_type, x_shape, initializers=None, inputs=None, opset=19,
+             out_type=TensorProto.FLOAT, **attributes):
+    initializers = initializers or {}
+    names = inputs if inputs is not None else ["x"] + list(initializers)
+    node = helper.make_node(op_type, names, ["y"], name="node0", **attributes)
+    graph = helper.make_graph(
+        [node], "refusal", [helper.make_tensor_value_info("x", x_type, x_shape)],
+        [helper.make_tensor_value_info("y", out_type, None)],
+        [numpy_helper.from_array(np.asarray(v), n) for n, v in initializers.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def error_of(onnx_model) -> str:
+    with pytest.raises(DiagnosticError) as caught:
+        import_onnx(onnx_model)
+    return str(caught.value)
+
+
+def test_unsigned_graph_input_is_refused_not_computed_as_signed():
+    message = error_of(one_node("Max", TensorProto.UINT8, [4], inputs=["x", "x"],
+                                out_type=TensorProto.UINT8))
+    assert "graph input 'x': the tensor is uint8: unsigned integer tensors are not " \
+        "supported" in message
+
+
+def test_cast_to_unsigned_is_refused_at_the_node():
+    message = error_of(one_node("Cast", TensorProto.FLOAT, [4], to=TensorProto.UINT8,
+                                out_type=TensorProto.UINT8))
+    assert "node 'node0' (Cast, opset 19): Cast to the unsigned type uint8 is not " \
+        "supported" in message
+
+
+@pytest.mark.parametrize("op_type,initializers,attributes,expected", [
+    ("Resize", {}, {"mode": "nearest"}, "exactly one of scales and sizes must be given"),
+    ("Resize", {"roi": np.zeros(0, F32), "scales": np.asarray([1, 1, 2], F32)},
+     {"mode": "nearest"}, "3 scales for 4 axes"),
+    ("Resize", {"roi": np.zeros(0, F32), "scales": np.asarray([1, 1, 2, 2], F32)},
+     {"mode": "linear", "coordinate_transformation_mode": "sideways"},
+     "coordinate_transformation_mode 'sideways' is not supported"),
+    ("Mod", {"d": np.asarray(2.0, F32)}, {}, "Mod of floating-point tensors needs fmod=1 "
+     "before opset 28"),
+    ("DepthToSpace", {}, {"blocksize": 2}, "3 channels are not a multiple of blocksize^2 = 4"),
+    ("Einsum", {}, {"equation": "ii->i"}, "subscripts 'ii' do not fit"),
+    ("GroupNormalization", {"s": np.ones(3, F32), "b": np.ones(3, F32)}, {"num_groups": 2},
+     "num_groups=2 does not divide the 3 channels"),
+    ("ReduceL2", {"axes": np.asarray([7], I64)}, {}, "axes [7] out of range for rank 4"),
+])
+def test_bad_parameters_are_located_errors(op_type, initializers, attributes, expected):
+    message = error_of(one_node(op_type, TensorProto.FLOAT, [1, 3, 4, 5], initializers,
+                                **attributes))
+    assert f"node 'node0' ({op_type}, opset 19): {expected}" in message
+
+
+def test_runtime_scales_of_resize_must_be_constants():
+    node = helper.make_node("Resize", ["x", "", "s"], ["y"], name="node0", mode="nearest")
+    graph = helper.make_graph([node], "g", [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2]),
+        helper.make_tensor_value_info("s", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    message = error_of(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]))
+    assert "node 'node0' (Resize, opset 19): the scales (input 2) must be a constant" in message
+
+
+def test_refusal_inside_a_function_body_names_the_models_node():
+    """Bernoulli is an ONNX function of RandomUniformLike, which has no tensor
+    meaning here: the error names the node the body came from."""
+    message = error_of(one_node("Bernoulli", TensorProto.FLOAT, [3, 4], opset=19))
+    assert "node 'node0/" in message
+    assert "RandomUniformLike" in message
+
+
+def test_function_body_at_its_own_opset_imports():
+    """CenterCropPad has no handler: it imports as its ONNX function body."""
+    onnx_model = one_node("CenterCropPad", TensorProto.FLOAT, [4, 6],
+                          {"shape": np.asarray([3, 8], I64)}, opset=18)
+    assert "func.func @main" in str(import_onnx(onnx_model))
+
+
+def test_cli_refusal_exits_1_without_traceback(tmp_path):
+    path = tmp_path / "diagonal.onnx"
+    path.write_bytes(one_node("Einsum", TensorProto.FLOAT, [3, 3], equation="ii->i")
+                     .SerializeToString())
+    result = subprocess.run([sys.executable, "-m", "atvoss_mlir.tools.atvoss", "compile",
+                             str(path)], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert f"{path}:1:1" in result.stderr
+    assert "node 'node0' (Einsum, opset 19): Einsum with a repeated subscript in one " \
+        "operand (a diagonal) is not supported" in result.stderr
