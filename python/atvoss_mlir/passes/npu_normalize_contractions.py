@@ -90,7 +90,8 @@ def contraction(op) -> Contraction | None:
             return None
     else:
         reductions = [d for d in range(loops) if d not in out_dims]
-    if len(reductions) != 1 or sorted(out_dims + reductions) != list(range(loops)):
+    if len(reductions) != 1 or sorted(out_dims + reductions) != list(range(loops)) \
+            or len(out_dims) < 2:   # a dot product or a matrix-vector product
         return None
     k = reductions[0]
     batch = out_dims[:-2]

@@ -93,3 +93,23 @@ func.func @matmul$default(%a: tensor<8x4xf32>, %b: tensor<4x8xf32>, %c: tensor<8
   %r = linalg.matmul ins(%a, %b : tensor<8x4xf32>, tensor<4x8xf32>) outs(%c : tensor<8x8xf32>) -> tensor<8x8xf32>
   return %r : tensor<8x8xf32>
 }
+
+// -----
+
+// A dot product has no M and N: it is not a matmul and stays a generic.
+
+// CHECK-LABEL: func.func @dot$stays_generic
+// CHECK:         linalg.generic
+// CHECK-NOT:     linalg.matmul
+#vector = affine_map<(k) -> (k)>
+#scalar = affine_map<(k) -> ()>
+func.func @dot$stays_generic(%a: tensor<5xf32>, %b: tensor<5xf32>, %init: tensor<f32>) -> tensor<f32> {
+  %r = linalg.generic {indexing_maps = [#vector, #vector, #scalar], iterator_types = ["reduction"]}
+      ins(%a, %b : tensor<5xf32>, tensor<5xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}
