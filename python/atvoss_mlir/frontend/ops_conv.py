@@ -311,11 +311,12 @@ def average_pool(node):
                          strides[1])
             counts += mask[rows, cols]
     dtype = np.float16 if isinstance(element_type, ir.F16Type) else np.float32
-    if np.all(counts == counts.flat[0]):
-        divisor = b.constant_tensor(np.asarray(counts.flat[0], dtype))
+    if np.all(counts == counts.flat[0]):  # a scalar in the body: the vector unit runs it
+        count = float(counts.flat[0])
+        result = b.elementwise([total], lambda a: arith.divf(a[0], b.const_like(count, a[0])))
     else:
         divisor = b.constant_tensor(counts.reshape(*outputs, 1).astype(dtype))
-    result = b.elementwise([total, divisor], lambda a: arith.divf(a[0], a[1]))
+        result = b.elementwise([total, divisor], lambda a: arith.divf(a[0], a[1]))
     return [_pool_result(result, lift)]
 
 

@@ -15,7 +15,10 @@ permutation is rewritten to run in the layout before the transpose:
     %r' = linalg.generic ins(%y, %bias ...)          // NHWC; broadcast maps remapped
     %r = linalg.transpose ins(%r' : NHWC) permutation = [0, 3, 1, 2]
 
-Generics are visited in program order, so the transpose moves down a chain of
+A concatenation (insert_slices into an empty tensor) of tensors transposed by
+one permutation is built in their layout and transposed once, the same way.
+
+Ops are visited in program order, so the transpose moves down a chain of
 elementwise ops until it reaches an op that wants NCHW (a reduction, a reshape,
 the function's result) or the transpose to NHWC of the next conv, with which
 canonicalization folds it away. Broadcast operands (per-channel parameters) are
@@ -132,6 +135,66 @@ class Candidate:
         result.replace_all_uses_except(back_value, back_value.owner.operation)
 
 
+def concat_chain(first) -> list | None:
+    """The insert_slices of a concatenation starting at `first` (its dest an
+    empty tensor, each result the next one's dest only), when every source is
+    a whole static slice transposed by one permutation; else None."""
+    chain, op = [first], first
+    while True:
+        uses = list(op.results[0].uses)
+        if len(uses) != 1 or uses[0].owner.name != "tensor.insert_slice" \
+                or uses[0].operand_number != 1:
+            break
+        op = uses[0].owner
+        chain.append(op)
+    permutations = set()
+    for op in chain:
+        if len(op.operands) != 2 or any(s != 1 for s in static(op, "static_strides")):
+            return None
+        found = transpose_source(op.operands[0])
+        if found is None:
+            return None
+        permutations.add(tuple(found[1]))
+    return chain if len(permutations) == 1 and len(chain) > 1 else None
+
+
+def static(op, name: str) -> list[int]:
+    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
+
+
+def move_below_concat(chain: list) -> None:
+    """Concatenate the transposes' sources in their own layout, then transpose once."""
+    permutation = transpose_source(chain[0].operands[0])[1]
+    last = chain[-1]
+    old_type = ir.RankedTensorType(last.results[0].type)
+    source_order = [permutation.index(d) for d in range(old_type.rank)]
+    with last.location, ir.InsertionPoint(last):
+        result = tensor.EmptyOp([old_type.shape[i] for i in source_order],
+                                old_type.element_type).result
+        for op in chain:
+            offsets, sizes = static(op, "static_offsets"), static(op, "static_sizes")
+            result = tensor.InsertSliceOp(
+                transpose_source(op.operands[0])[0], result, [], [], [],
+                [offsets[i] for i in source_order], [sizes[i] for i in source_order],
+                [1] * old_type.rank).result
+        empty = tensor.EmptyOp(list(old_type.shape), old_type.element_type).result
+        back = linalg.transpose(result, outs=[empty], permutation=permutation)
+    back_value = back if isinstance(back, ir.Value) else back.results[0]
+    last.results[0].replace_all_uses_with(back_value)
+    start = chain[0].operands[1]
+    for op in reversed(chain):
+        op.erase()
+    if isinstance(start, ir.OpResult) and not list(start.uses):
+        start.owner.erase()
+
+
+def is_concat_start(op) -> bool:
+    if op.name != "tensor.insert_slice":
+        return False
+    dest = op.operands[1]
+    return isinstance(dest, ir.OpResult) and dest.owner.name == "tensor.empty"
+
+
 @dataclass(frozen=True)
 class NpuPropagateLayout(ModulePass):
     argument = "npu-propagate-layout"
@@ -139,10 +202,18 @@ class NpuPropagateLayout(ModulePass):
 
     def run(self, module: ir.Operation, context: PassContext) -> None:
         with module.context:
-            generics = []
-            module.walk(lambda op: (generics.append(op) if op.name == "linalg.generic"
-                                    else None) or ir.WalkResult.ADVANCE)
-            for op in generics:
+            found = []   # in program order: a moved transpose reaches the ops after it
+            module.walk(lambda op: (found.append(op) if op.name == "linalg.generic"
+                                    or is_concat_start(op) else None) or ir.WalkResult.ADVANCE)
+            for op in found:
+                if op.name == "tensor.insert_slice":
+                    chain = concat_chain(op)
+                    if chain is not None:
+                        context.diagnostics.remark(
+                            op.location, f"concatenation of {len(chain)} transposed tensors "
+                                         f"runs in their layout: the transpose moves below it")
+                        move_below_concat(chain)
+                    continue
                 if not all(isinstance(v.type, ir.RankedTensorType) for v in op.operands):
                     continue
                 candidate = Candidate(op)

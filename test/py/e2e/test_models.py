@@ -13,7 +13,7 @@ import onnx
 import pytest
 
 from e2e_testing import EXAMPLES, FP32, compile_and_check
-from onnx_testing import randn, resnet50
+from onnx_testing import model, randn, resnet50
 
 
 def make_examples_module():
@@ -76,3 +76,53 @@ def test_examples_on_a_small_sram_single_buffered_machine():
     path = os.path.join(EXAMPLES, "transformer_block.onnx")
     compile_and_check(onnx.load(path), {"input": randn(1, 16, 64, seed=5)},
                       "npu -max-sram-bytes=16384 -pipeline-stages=3", **FP32)
+
+
+def dense_block(fusion_inputs: int = 3):
+    """A DenseNet-style block: each BN-ReLU-Conv layer reads the Concat of every
+    earlier feature map, then a transition (BN-ReLU-Conv1x1-AveragePool)."""
+    rng = np.random.default_rng(6)
+    initializers = {"stem.w": (rng.standard_normal((8, 8, 3, 3)) * 0.2).astype(np.float32)}
+    nodes = [onnx.helper.make_node("Conv", ["input", "stem.w"], ["stem"], pads=[1] * 4)]
+    features, channels = ["stem"], 8
+
+    def add_bn_relu_conv(name, source, in_channels, out_channels, kernel):
+        for suffix, values in (("scale", rng.uniform(0.5, 1.5, in_channels)),
+                               ("bias", rng.standard_normal(in_channels)),
+                               ("mean", rng.standard_normal(in_channels) * 0.1),
+                               ("var", rng.uniform(0.5, 1.5, in_channels))):
+            initializers[f"{name}.bn.{suffix}"] = values.astype(np.float32)
+        initializers[f"{name}.w"] = (rng.standard_normal((out_channels, in_channels, kernel,
+                                                          kernel)) * 0.2).astype(np.float32)
+        nodes.append(onnx.helper.make_node(
+            "BatchNormalization", [source] + [f"{name}.bn.{s}" for s in
+                                              ("scale", "bias", "mean", "var")], [f"{name}.n"]))
+        nodes.append(onnx.helper.make_node("Relu", [f"{name}.n"], [f"{name}.r"]))
+        pad = kernel // 2
+        nodes.append(onnx.helper.make_node("Conv", [f"{name}.r", f"{name}.w"], [name],
+                                           pads=[pad] * 4))
+        return name
+
+    for layer in range(fusion_inputs):
+        source = features[0] if len(features) == 1 else f"concat{layer}"
+        if len(features) > 1:
+            nodes.append(onnx.helper.make_node("Concat", list(features), [source], axis=1))
+        features.append(add_bn_relu_conv(f"layer{layer}", source, channels, 4, 3))
+        channels += 4
+    nodes.append(onnx.helper.make_node("Concat", list(features), ["block"], axis=1))
+    add_bn_relu_conv("transition", "block", channels, 8, 1)
+    nodes.append(onnx.helper.make_node("AveragePool", ["transition"], ["output"],
+                                       kernel_shape=[2, 2], strides=[2, 2]))
+    return model(nodes, {"input": [1, 8, 16, 16]}, {"output": [1, 8, 8, 8]}, initializers,
+                 opset=13)
+
+
+def test_dense_block_concats_in_nhwc():
+    """Concatenations of conv outputs run in NHWC (no transposes between the
+    convs) and their copies move by DMA; the average pool's division runs on the
+    vector unit: nothing is left on the fallback engine."""
+    compiled, _ = compile_and_check(dense_block(), {"input": randn(1, 8, 16, 16, seed=7)},
+                                    **FP32)
+    assert str(compiled.module).count('"npu.transpose"') == 2   # the input and the output
+    assert compiled.fallback_ops == []
+    assert compiled.report["engines"]["fallback"]["busy_cycles"] == 0
