@@ -1,8 +1,9 @@
 """Cycles, DRAM bytes and roofline ratio per model and fusion level, simulated
 timing-only on the default target (shared DRAM bandwidth):
 
-  examples/small_cnn.onnx, examples/transformer_block.onnx, and the zoo's
-  ResNet-50 and DenseNet-121 (224x224, batch 1, random weights).
+  examples/small_cnn.onnx, examples/transformer_block.onnx, and the zoo
+  (bench/zoo.py: ResNet-50, DenseNet-121, SqueezeNet 1.1, MobileNetV2,
+  ShuffleNet v1, Inception-v1; 224x224, batch 1, random weights).
 
     python bench/graph_level_table.py [--models small_cnn,resnet50] [--fusion 0,1,2]
 """
@@ -21,8 +22,7 @@ EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "
 MODELS = {
     "small_cnn": lambda: os.path.join(EXAMPLES, "small_cnn.onnx"),
     "transformer_block": lambda: os.path.join(EXAMPLES, "transformer_block.onnx"),
-    "resnet50": zoo.resnet50,
-    "densenet121": zoo.densenet121,
+    **zoo.MODELS,
 }
 
 

@@ -40,11 +40,26 @@ class Graph:
         return name
 
     def conv(self, name: str, source: str, in_channels: int, out_channels: int, kernel: int,
-             stride: int = 1) -> str:
-        return self.node("Conv", [source, self.weight(f"{name}.w", out_channels, in_channels,
-                                                      kernel, kernel)], name,
-                         kernel_shape=[kernel, kernel], strides=[stride, stride],
-                         pads=[kernel // 2] * 4)
+             stride: int = 1, group: int = 1) -> str:
+        return self.node("Conv", [source, self.weight(f"{name}.w", out_channels,
+                                                      in_channels // group, kernel, kernel)],
+                         name, kernel_shape=[kernel, kernel], strides=[stride, stride],
+                         pads=[kernel // 2] * 4, group=group)
+
+    def conv_bn(self, name: str, source: str, in_channels: int, out_channels: int,
+                kernel: int, stride: int = 1, group: int = 1, activation: str | None = "relu"
+                ) -> str:
+        y = self.batch_norm(f"{name}.bn", self.conv(name, source, in_channels, out_channels,
+                                                    kernel, stride, group), out_channels)
+        if activation == "relu":
+            return self.relu(y)
+        if activation == "relu6":
+            return self.node("Clip", [y], f"{y}.relu6", min=0.0, max=6.0)
+        return y
+
+    def constant(self, name: str, value: np.ndarray) -> str:
+        self.initializers.append(numpy_helper.from_array(value, name))
+        return name
 
     def batch_norm(self, name: str, source: str, channels: int) -> str:
         parameters = [self.weight(f"{name}.gamma", channels, scale=0.2, offset=1.0),
@@ -138,4 +153,132 @@ def densenet121(growth: int = 32, blocks: tuple = (6, 12, 24, 16), image: int = 
                    opset)
 
 
-MODELS = {"resnet50": resnet50, "densenet121": densenet121}
+def squeezenet(image: int = 224, classes: int = 1000, batch: int = 1, opset: int = OPSET,
+               seed: int = 0) -> onnx.ModelProto:
+    """SqueezeNet 1.1: fire modules (1x1 squeeze, then 1x1 and 3x3 expands
+    concatenated), a 1x1 conv classifier and a global average pool."""
+    g = Graph(seed)
+    x = g.relu(g.conv("conv1", "input", 3, 64, 3, 2))
+    x = g.node("MaxPool", [x], "pool1", kernel_shape=[3, 3], strides=[2, 2])
+    channels = 64
+    plan = [(16, 64), (16, 64), "pool", (32, 128), (32, 128), "pool", (48, 192), (48, 192),
+            (64, 256), (64, 256)]
+    for index, step in enumerate(plan):
+        if step == "pool":
+            x = g.node("MaxPool", [x], f"pool{index}", kernel_shape=[3, 3], strides=[2, 2])
+            continue
+        squeeze, expand = step
+        name = f"fire{index}"
+        y = g.relu(g.conv(f"{name}.squeeze", x, channels, squeeze, 1))
+        left = g.relu(g.conv(f"{name}.expand1", y, squeeze, expand, 1))
+        right = g.relu(g.conv(f"{name}.expand3", y, squeeze, expand, 3))
+        x = g.node("Concat", [left, right], f"{name}.concat", axis=1)
+        channels = 2 * expand
+    x = g.relu(g.conv("conv10", x, channels, classes, 1))
+    x = g.node("Flatten", [g.node("GlobalAveragePool", [x], "gap")], "logits")
+    return g.model("squeezenet", x, batch, image, classes, opset)
+
+
+def mobilenetv2(image: int = 224, classes: int = 1000, batch: int = 1, opset: int = OPSET,
+                seed: int = 0) -> onnx.ModelProto:
+    """MobileNetV2: inverted residual blocks (1x1 expand, 3x3 depthwise, 1x1
+    project, residual add when the shape is kept), relu6 as Clip."""
+    g = Graph(seed)
+    x = g.conv_bn("conv0", "input", 3, 32, 3, 2, activation="relu6")
+    channels = 32
+    for stage, (expansion, out, repeats, stride) in enumerate(
+            [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
+             (6, 160, 3, 2), (6, 320, 1, 1)]):
+        for repeat in range(repeats):
+            name, step = f"block{stage}.{repeat}", stride if repeat == 0 else 1
+            hidden = channels * expansion
+            y = x if expansion == 1 else g.conv_bn(f"{name}.expand", x, channels, hidden, 1,
+                                                   activation="relu6")
+            y = g.conv_bn(f"{name}.dw", y, hidden, hidden, 3, step, group=hidden,
+                          activation="relu6")
+            y = g.conv_bn(f"{name}.project", y, hidden, out, 1, activation=None)
+            x = g.node("Add", [x, y], f"{name}.add") if step == 1 and channels == out else y
+            channels = out
+    x = g.conv_bn("conv_last", x, channels, 1280, 1, activation="relu6")
+    return g.model("mobilenetv2", g.classifier(x, 1280, classes), batch, image, classes, opset)
+
+
+def shufflenet(groups: int = 3, image: int = 224, classes: int = 1000, batch: int = 1,
+               opset: int = OPSET, seed: int = 0) -> onnx.ModelProto:
+    """ShuffleNet v1 (g=3): grouped 1x1 convs, channel shuffle as
+    Reshape-Transpose-Reshape, 3x3 depthwise; stride-2 units concatenate an
+    average-pooled shortcut."""
+    g = Graph(seed)
+    x = g.conv_bn("conv1", "input", 3, 24, 3, 2)
+    x = g.node("MaxPool", [x], "pool1", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    channels, size = 24, image // 4
+    for stage, (out, repeats) in enumerate([(240, 4), (480, 8), (960, 4)]):
+        for repeat in range(repeats):
+            name, stride = f"stage{stage}.{repeat}", 2 if repeat == 0 else 1
+            branch_out = out - channels if stride == 2 else out
+            bottleneck = out // 4
+            first_groups = 1 if channels == 24 else groups
+            y = g.conv_bn(f"{name}.gconv1", x, channels, bottleneck, 1, group=first_groups)
+            shape = g.constant(f"{name}.split", np.array(
+                [batch, groups, bottleneck // groups, size, size], np.int64))
+            y = g.node("Reshape", [y, shape], f"{name}.reshape1")
+            y = g.node("Transpose", [y], f"{name}.shuffle", perm=[0, 2, 1, 3, 4])
+            merged = g.constant(f"{name}.merge", np.array([batch, bottleneck, size, size],
+                                                          np.int64))
+            y = g.node("Reshape", [y, merged], f"{name}.reshape2")
+            size = size // stride
+            y = g.conv_bn(f"{name}.dw", y, bottleneck, bottleneck, 3, stride, group=bottleneck,
+                          activation=None)
+            y = g.conv_bn(f"{name}.gconv2", y, bottleneck, branch_out, 1, group=groups,
+                          activation=None)
+            if stride == 2:
+                shortcut = g.node("AveragePool", [x], f"{name}.shortcut", kernel_shape=[3, 3],
+                                  strides=[2, 2], pads=[1, 1, 1, 1])
+                x = g.relu(g.node("Concat", [shortcut, y], f"{name}.concat", axis=1))
+            else:
+                x = g.relu(g.node("Add", [x, y], f"{name}.add"))
+            channels = out
+    return g.model("shufflenet", g.classifier(x, channels, classes), batch, image, classes,
+                   opset)
+
+
+def inception_v1(image: int = 224, classes: int = 1000, batch: int = 1, opset: int = OPSET,
+                 seed: int = 0) -> onnx.ModelProto:
+    """GoogLeNet (Inception-v1): LRN after the stem, nine inception modules of
+    four branches (1x1; 1x1-3x3; 1x1-5x5; 3x3 max pool-1x1) concatenated."""
+    g = Graph(seed)
+    x = g.relu(g.conv("conv1", "input", 3, 64, 7, 2))
+    x = g.node("MaxPool", [x], "pool1", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    x = g.node("LRN", [x], "lrn1", size=5, alpha=1e-4, beta=0.75, bias=1.0)
+    x = g.relu(g.conv("conv2", x, 64, 64, 1))
+    x = g.relu(g.conv("conv3", x, 64, 192, 3))
+    x = g.node("LRN", [x], "lrn2", size=5, alpha=1e-4, beta=0.75, bias=1.0)
+    x = g.node("MaxPool", [x], "pool2", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    channels = 192
+    modules = [("3a", 64, 96, 128, 16, 32, 32), ("3b", 128, 128, 192, 32, 96, 64), "pool",
+               ("4a", 192, 96, 208, 16, 48, 64), ("4b", 160, 112, 224, 24, 64, 64),
+               ("4c", 128, 128, 256, 24, 64, 64), ("4d", 112, 144, 288, 32, 64, 64),
+               ("4e", 256, 160, 320, 32, 128, 128), "pool",
+               ("5a", 256, 160, 320, 32, 128, 128), ("5b", 384, 192, 384, 48, 128, 128)]
+    for index, module in enumerate(modules):
+        if module == "pool":
+            x = g.node("MaxPool", [x], f"between{index}", kernel_shape=[3, 3], strides=[2, 2],
+                       pads=[1, 1, 1, 1])
+            continue
+        name, b1, r3, b3, r5, b5, bp = module
+        one = g.relu(g.conv(f"{name}.1x1", x, channels, b1, 1))
+        three = g.relu(g.conv(f"{name}.3x3", g.relu(g.conv(f"{name}.3x3r", x, channels, r3, 1)),
+                              r3, b3, 3))
+        five = g.relu(g.conv(f"{name}.5x5", g.relu(g.conv(f"{name}.5x5r", x, channels, r5, 1)),
+                             r5, b5, 5))
+        pooled = g.node("MaxPool", [x], f"{name}.pool", kernel_shape=[3, 3], strides=[1, 1],
+                        pads=[1, 1, 1, 1])
+        projected = g.relu(g.conv(f"{name}.poolproj", pooled, channels, bp, 1))
+        x = g.node("Concat", [one, three, five, projected], f"{name}.concat", axis=1)
+        channels = b1 + b3 + b5 + bp
+    return g.model("inception_v1", g.classifier(x, channels, classes), batch, image, classes,
+                   opset)
+
+
+MODELS = {"resnet50": resnet50, "densenet121": densenet121, "squeezenet": squeezenet,
+          "mobilenetv2": mobilenetv2, "shufflenet": shufflenet, "inception_v1": inception_v1}
