@@ -97,9 +97,8 @@ def resnet50(width: int = 64, image: int = 224, classes: int = 1000, batch: int 
     g = Graph(seed)
 
     def conv_bn(name, source, in_channels, out_channels, kernel, stride, relu=True):
-        y = g.batch_norm(f"{name}.bn", g.conv(name, source, in_channels, out_channels, kernel,
-                                              stride), out_channels)
-        return g.relu(y) if relu else y
+        return g.conv_bn(name, source, in_channels, out_channels, kernel, stride,
+                         activation="relu" if relu else None)
 
     x = conv_bn("stem", "input", 3, width, 7, 2)
     x = g.node("MaxPool", [x], "pool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])

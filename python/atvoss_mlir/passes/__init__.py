@@ -35,6 +35,14 @@ _REGISTRY = {
 }
 
 
+def ops_where(root: ir.Operation, keep) -> list:
+    """The ops nested in `root`, in program order, for which `keep(op)` holds
+    (collected before a pass rewrites any of them)."""
+    found = []
+    root.walk(lambda op: (found.append(op) if keep(op) else None) or ir.WalkResult.ADVANCE)
+    return found
+
+
 class PassOptionError(ValueError):
     pass
 

@@ -20,11 +20,14 @@ from mlir import ir
 from mlir.dialects import linalg
 
 from ..dialects import npu
-from . import ModulePass, PassContext
+from ..recipes.conv import CONV2D
+from ..recipes.depthwise import DEPTHWISE
+from ..recipes.pooling import POOLING
+from . import ModulePass, PassContext, ops_where
 
 
-WINDOW_OPS = ("linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc",
-              "linalg.pooling_nhwc_max", "linalg.pooling_nhwc_sum")
+# The ops whose recipes read a padded input from its source (absorbed.window_input).
+WINDOW_OPS = CONV2D.ops + DEPTHWISE.ops + POOLING.ops
 
 
 def into_padded_window_input(target: ir.Value) -> bool:
@@ -57,10 +60,7 @@ class NpuConvertCopies(ModulePass):
 
     def run(self, module: ir.Operation, context: PassContext) -> None:
         with module.context:
-            copies = []
-            module.walk(lambda op: (copies.append(op) if op.name == "memref.copy" else None)
-                        or ir.WalkResult.ADVANCE)
-            for op in copies:
+            for op in ops_where(module, lambda op: op.name == "memref.copy"):
                 source, target = op.operands
                 if into_padded_window_input(target):
                     continue

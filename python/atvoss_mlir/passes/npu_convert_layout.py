@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import linalg, tensor
 
-from . import ModulePass, PassContext
+from . import ModulePass, PassContext, ops_where
 
 TO_NHWC, TO_NCHW, FCHW_TO_HWCF = [0, 2, 3, 1], [0, 3, 1, 2], [2, 3, 1, 0]
 REWRITES = {
@@ -58,10 +58,7 @@ class NpuConvertLayout(ModulePass):
 
     def run(self, module: ir.Operation, context: PassContext) -> None:
         with module.context:
-            found = []
-            module.walk(lambda op: (found.append(op) if op.name in REWRITES else None)
-                        or ir.WalkResult.ADVANCE)
-            for op in found:
+            for op in ops_where(module, lambda op: op.name in REWRITES):
                 if not all(isinstance(v.type, ir.RankedTensorType) for v in op.operands):
                     context.diagnostics.remark(op.location, f"'{op.name}' not converted to "
                                                f"NHWC: the layout is changed on tensors, before "

@@ -30,9 +30,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import linalg, tensor
+from mlir.dialects import tensor
 
-from . import ModulePass, PassContext
+from . import ModulePass, PassContext, ops_where
+from .npu_convert_layout import transposed
 
 INPUTS_SEGMENT = "operandSegmentSizes"
 
@@ -129,10 +130,8 @@ class Candidate:
         op.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
         result.set_type(new_type)
         with op.location, ir.InsertionPoint.after(op):
-            empty = tensor.EmptyOp(list(old_type.shape), old_type.element_type).result
-            back = linalg.transpose(result, outs=[empty], permutation=permutation)
-        back_value = back if isinstance(back, ir.Value) else back.results[0]
-        result.replace_all_uses_except(back_value, back_value.owner.operation)
+            back = transposed(result, permutation)
+        result.replace_all_uses_except(back, back.owner.operation)
 
 
 def concat_chain(first) -> list | None:
@@ -177,10 +176,8 @@ def move_below_concat(chain: list) -> None:
                 transpose_source(op.operands[0])[0], result, [], [], [],
                 [offsets[i] for i in source_order], [sizes[i] for i in source_order],
                 [1] * old_type.rank).result
-        empty = tensor.EmptyOp(list(old_type.shape), old_type.element_type).result
-        back = linalg.transpose(result, outs=[empty], permutation=permutation)
-    back_value = back if isinstance(back, ir.Value) else back.results[0]
-    last.results[0].replace_all_uses_with(back_value)
+        back = transposed(result, permutation)
+    last.results[0].replace_all_uses_with(back)
     start = chain[0].operands[1]
     for op in reversed(chain):
         op.erase()
@@ -202,10 +199,9 @@ class NpuPropagateLayout(ModulePass):
 
     def run(self, module: ir.Operation, context: PassContext) -> None:
         with module.context:
-            found = []   # in program order: a moved transpose reaches the ops after it
-            module.walk(lambda op: (found.append(op) if op.name == "linalg.generic"
-                                    or is_concat_start(op) else None) or ir.WalkResult.ADVANCE)
-            for op in found:
+            # In program order: a moved transpose reaches the ops after it.
+            for op in ops_where(module, lambda op: op.name == "linalg.generic"
+                                or is_concat_start(op)):
                 if op.name == "tensor.insert_slice":
                     chain = concat_chain(op)
                     if chain is not None:

@@ -27,7 +27,7 @@ from mlir import ir
 
 from ..machine_model import (dma_transfer_cycles, element_bytes, gemm_cycles,
                              identity_strides, vector_cycles)
-from . import ModulePass, PassContext
+from . import ModulePass, PassContext, ops_where
 from ..recipes.problem import STRATEGY_ATTR, ints, optional_attr
 
 STRATEGIES = ("implicit-gemm", "direct", "im2col")
@@ -88,10 +88,7 @@ class NpuSelectConvStrategy(ModulePass):
                                       f"'{self.strategy}' (auto, {', '.join(STRATEGIES)})")
             return
         with module.context:
-            convs = []
-            module.walk(lambda op: (convs.append(op) if op.name == "linalg.conv_2d_nhwc_hwcf"
-                                    else None) or ir.WalkResult.ADVANCE)
-            for op in convs:
+            for op in ops_where(module, lambda op: op.name == "linalg.conv_2d_nhwc_hwcf"):
                 self.choose(op, context)
 
     def choose(self, op, context: PassContext) -> None:
