@@ -60,9 +60,12 @@ class Npu_StrEnum<string enumName, list<string> enumCases>
 }
 
 def Npu_ActivationAttr : Npu_StrEnum<"activation",
-    ["none", "relu", "relu6", "clip", "gelu", "sigmoid", "tanh"]>;
+    ["none", "relu", "relu6", "clip", "gelu", "sigmoid", "tanh", "exp", "log", "erf",
+     "reciprocal", "rsqrt", "sqrt", "neg", "abs"]>;
 def Npu_BinaryKindAttr : Npu_StrEnum<"binary_kind",
-    ["add", "sub", "mul", "max", "min"]>;
+    ["add", "sub", "mul", "div", "max", "min"]>;
+def Npu_ReduceKindAttr : Npu_StrEnum<"reduce_kind", ["sum", "max", "min"]>;
+def Npu_CompareKindAttr : Npu_StrEnum<"compare_kind", ["eq", "ne", "lt", "le", "gt", "ge"]>;
 def Npu_PoolKindAttr : Npu_StrEnum<"pool_kind", ["max", "avg"]>;
 
 class Npu_Op<string mnemonic, list<Trait> traits = []>
@@ -246,8 +249,10 @@ def Npu_DepthwiseConv2dOp : Npu_Op<"depthwise_conv2d"> {
 def Npu_ElementwiseOp : Npu_Op<"elementwise"> {
   let summary = "elementwise binary op on SRAM tiles";
   let description = [{
-    `output = lhs <kind> rhs` with `kind` one of add, sub, mul, max, min. `rhs`
-    broadcasts to the output shape by numpy rules.
+    `output = lhs <kind> rhs` with `kind` one of add, sub, mul, div, max, min.
+    `rhs` broadcasts to the output shape by numpy rules. `div` runs at a
+    quarter of the other kinds' throughput (a reciprocal seed refined by
+    Newton-Raphson steps).
 
     ```mlir
     "npu.elementwise"(%a, %b, %c) {kind = "add"}
@@ -258,11 +263,48 @@ def Npu_ElementwiseOp : Npu_Op<"elementwise"> {
                        Npu_BinaryKindAttr:$kind);
 }
 
+def Npu_CompareOp : Npu_Op<"compare"> {
+  let summary = "elementwise comparison of SRAM tiles into an i1 mask";
+  let description = [{
+    `output = lhs <kind> rhs` with `kind` one of eq, ne, lt, le, gt, ge; the
+    output is an i1 tile. `rhs` broadcasts to the output shape by numpy rules.
+    Floats compare as IEEE ordered predicates, except `ne`, which a NaN
+    operand makes true.
+
+    ```mlir
+    "npu.compare"(%a, %b, %mask) {kind = "eq"}
+        : (memref<8x1xf32, 1>, memref<1xf32, 1>, memref<8x1xi1, 1>) -> ()
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$lhs, AnyMemRef:$rhs, AnyMemRef:$output,
+                       Npu_CompareKindAttr:$kind);
+}
+
+def Npu_SelectOp : Npu_Op<"select"> {
+  let summary = "elementwise choice between two SRAM tiles by an i1 mask";
+  let description = [{
+    `output = condition ? on_true : on_false`, elementwise. The condition is an
+    i1 tile; all three inputs broadcast to the output shape by numpy rules.
+
+    ```mlir
+    "npu.select"(%mask, %zero, %probs, %out)
+        : (memref<8x1xi1, 1>, memref<1xf32, 1>, memref<8x16xf32, 1>, memref<8x16xf32, 1>) -> ()
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$condition, AnyMemRef:$on_true, AnyMemRef:$on_false,
+                       AnyMemRef:$output);
+}
+
 def Npu_ActivationOp : Npu_Op<"activation"> {
   let summary = "activation function on an SRAM tile";
   let description = [{
     `output = kind(input)`; `clip` (and `relu6`, which is `clip` to [0, 6])
-    bounds come from `clip_min`/`clip_max`.
+    bounds come from `clip_min`/`clip_max`. The output may have another float
+    type than the input (`none` then converts, rounding to nearest).
+    Throughput, in elements per cycle: the vector lanes for none, relu, relu6,
+    clip, neg and abs; a quarter of them for reciprocal, rsqrt and sqrt
+    (Newton-Raphson from a table seed); an eighth for exp, log, erf, tanh,
+    sigmoid and gelu (range reduction and a polynomial).
 
     ```mlir
     "npu.activation"(%a, %b) {kind = "gelu"} : (memref<8x64xf16, 1>, memref<8x64xf16, 1>) -> ()
@@ -272,6 +314,26 @@ def Npu_ActivationOp : Npu_Op<"activation"> {
                        Npu_ActivationAttr:$kind,
                        OptionalAttr<F64Attr>:$clip_min,
                        OptionalAttr<F64Attr>:$clip_max);
+}
+
+def Npu_ReduceOp : Npu_Op<"reduce"> {
+  let summary = "sum, max or min of an SRAM tile along some of its dimensions";
+  let description = [{
+    `output = combine(accumulate ? output : identity, reduce(input, dims))`:
+    the input dimensions listed in `dims` (ascending) are reduced away, so the
+    output has the input's other dimensions, in order. With `accumulate` the
+    output tile's value is combined in: a reduction split into several tiles
+    accumulates across them. fp16 sums add in fp32 and round once per op.
+    Throughput: the vector lanes, in input elements per cycle.
+
+    ```mlir
+    "npu.reduce"(%x, %row_max) {kind = "max", dims = array<i64: 1>, accumulate = false}
+        : (memref<16x128xf32, 1>, memref<16xf32, 1>) -> ()
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$output,
+                       Npu_ReduceKindAttr:$kind, DenseI64ArrayAttr:$dims,
+                       BoolAttr:$accumulate);
 }
 
 def Npu_Pool2dOp : Npu_Op<"pool2d"> {

@@ -61,6 +61,8 @@ def matmul(lhs: np.ndarray, rhs: np.ndarray, acc: np.dtype, start=None) -> np.nd
 def activation(x: np.ndarray, kind: str, clip_min=None, clip_max=None) -> np.ndarray:
     if kind == "none":
         return x
+    if kind in ("neg", "abs"):
+        return (-x if kind == "neg" else np.abs(x)).astype(x.dtype)
     if kind == "relu":
         return np.maximum(x, 0)
     if kind == "relu6":
@@ -81,6 +83,9 @@ def activation(x: np.ndarray, kind: str, clip_min=None, clip_max=None) -> np.nda
         result = 0.5 * (1.0 + np.tanh(0.5 * wide))  # no overflow for large |x|
     elif kind == "tanh":
         result = np.tanh(wide)
+    elif kind in UNARY:
+        with np.errstate(all="ignore"):   # inf and nan as IEEE gives them
+            result = UNARY[kind](wide)
     else:
         raise ValueError(f"unknown activation '{kind}'")
     if x.dtype.kind != "f":
@@ -159,5 +164,24 @@ def requantize(x: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
     return np.clip(scaled + zero_point, -128, 127).astype(np.int8)
 
 
-BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
+def divide(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """IEEE division for floats (inf and nan, no warning); integers truncate
+    towards zero as arith.divsi does."""
+    if lhs.dtype.kind == "f":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.divide(lhs, rhs)
+    quotient = np.abs(lhs) // np.maximum(np.abs(rhs), 1)
+    return np.where(np.sign(lhs) * np.sign(rhs) < 0, -quotient, quotient)
+
+
+BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": divide,
           "max": np.maximum, "min": np.minimum}
+
+# The transcendental kinds of npu.activation, computed in fp64.
+UNARY = {"exp": np.exp, "log": np.log, "erf": erf, "reciprocal": lambda x: 1.0 / x,
+         "rsqrt": lambda x: 1.0 / np.sqrt(x), "sqrt": np.sqrt}
+
+REDUCE = {"sum": np.sum, "max": np.max, "min": np.min}
+
+COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+           "gt": np.greater, "ge": np.greater_equal}

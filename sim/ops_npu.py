@@ -294,7 +294,8 @@ def npu_depthwise_conv2d(t, op, info):
 @impl("npu.elementwise")
 def npu_elementwise(t, op, info):
     (a, b, c) = t.slots(op.operands)
-    fn = numerics.BINARY[_attr(op, "kind")]
+    kind = _attr(op, "kind")
+    fn = numerics.BINARY[kind]
     machine, target = t.machine, t.target
 
     def run(regs):
@@ -307,7 +308,8 @@ def npu_elementwise(t, op, info):
         if not ok:
             raise _shape_error(info, "operands do not broadcast to the output shape",
                                lhs=lhs, rhs=rhs, output=out)
-        machine.run(info, "vector", machine_model.vector_cycles(out.size, target), [lhs, rhs], [out])
+        machine.run(info, "vector", machine_model.vector_kind_cycles(kind, out.size, target),
+                    [lhs, rhs], [out])
         if t.numerics:
             acc = numerics.accumulator_dtype(out.dtype)
             _store(t, info, out.array(), fn(lhs.array().astype(acc), rhs.array().astype(acc)),
@@ -326,9 +328,85 @@ def npu_activation(t, op, info):
         _require_sram(info, input=x, output=out)
         if x.shape != out.shape:
             raise _shape_error(info, "input and output shapes differ", input=x, output=out)
-        machine.run(info, "vector", machine_model.vector_cycles(out.size, target), [x], [out])
+        machine.run(info, "vector", machine_model.vector_kind_cycles(epilogue[0], out.size, target),
+                    [x], [out])
         if t.numerics:
             _store(t, info, out.array(), numerics.activation(x.array(), *epilogue), (x.array(),))
+    return run
+
+
+@impl("npu.compare")
+def npu_compare(t, op, info):
+    (a, b, c) = t.slots(op.operands)
+    fn = numerics.COMPARE[_attr(op, "kind")]
+    machine, target = t.machine, t.target
+
+    def run(regs):
+        lhs, rhs, out = regs[a], regs[b], regs[c]
+        _require_sram(info, lhs=lhs, rhs=rhs, output=out)
+        if not _broadcasts(out.shape, lhs, rhs):
+            raise _shape_error(info, "operands do not broadcast to the output shape",
+                               lhs=lhs, rhs=rhs, output=out)
+        machine.run(info, "vector", machine_model.vector_cycles(out.size, target), [lhs, rhs],
+                    [out])
+        if t.numerics:
+            numerics.store(out.array(), fn(lhs.array(), rhs.array()))
+    return run
+
+
+@impl("npu.select")
+def npu_select(t, op, info):
+    slots = t.slots(op.operands)
+    machine, target = t.machine, t.target
+
+    def run(regs):
+        condition, on_true, on_false, out = (regs[s] for s in slots)
+        _require_sram(info, condition=condition, on_true=on_true, on_false=on_false, output=out)
+        if not _broadcasts(out.shape, condition, on_true, on_false):
+            raise _shape_error(info, "operands do not broadcast to the output shape",
+                               condition=condition, on_true=on_true, on_false=on_false,
+                               output=out)
+        machine.run(info, "vector", machine_model.vector_cycles(out.size, target),
+                    [condition, on_true, on_false], [out])
+        if t.numerics:
+            _store(t, info, out.array(),
+                   np.where(condition.array().astype(bool), on_true.array(), on_false.array()),
+                   (on_true.array(), on_false.array()))
+    return run
+
+
+def _broadcasts(shape, *operands) -> bool:
+    try:
+        return np.broadcast_shapes(*(m.shape for m in operands), shape) == shape
+    except ValueError:
+        return False
+
+
+@impl("npu.reduce")
+def npu_reduce(t, op, info):
+    (a, b) = t.slots(op.operands)
+    kind, reduced, accumulate = _attr(op, "kind"), _attr(op, "dims"), _attr(op, "accumulate")
+    machine, target = t.machine, t.target
+
+    def run(regs):
+        x, out = regs[a], regs[b]
+        _require_sram(info, input=x, output=out)
+        kept = tuple(n for d, n in enumerate(x.shape) if d not in reduced)
+        if list(reduced) != sorted(set(reduced)) or any(not 0 <= d < len(x.shape)
+                                                          for d in reduced) or kept != out.shape:
+            raise _shape_error(info, f"output is not the input without dims {list(reduced)}",
+                               input=x, output=out)
+        machine.run(info, "vector", machine_model.vector_cycles(x.size, target), [x], [out])
+        if t.numerics:
+            acc = numerics.accumulator_dtype(x.dtype) if kind == "sum" else x.dtype
+            value = numerics.REDUCE[kind](x.array().astype(acc), axis=tuple(reduced))
+            inputs = (x.array(),)
+            if accumulate:
+                previous = out.array().astype(acc)
+                value = previous + value if kind == "sum" else \
+                    numerics.BINARY[kind](previous, value)
+                inputs += (out.array().copy(),)
+            _store(t, info, out.array(), np.asarray(value), inputs)
     return run
 
 

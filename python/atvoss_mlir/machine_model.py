@@ -118,6 +118,20 @@ def vector_cycles(elements: int, target, taps: int = 1) -> int:
     return -(-elements * taps // target.vector_lanes) + VECTOR_PIPELINE_LATENCY
 
 
+# Passes through the vector lanes per element of the kinds slower than one:
+# division, reciprocal and square roots refine a table seed with Newton-Raphson
+# steps (about four multiply-adds); exp, log, erf, tanh and the activations
+# built on them reduce the argument's range and evaluate a polynomial (about
+# eight). Every other kind takes one pass.
+VECTOR_PASSES = {"div": 4, "reciprocal": 4, "rsqrt": 4, "sqrt": 4,
+                 "exp": 8, "log": 8, "erf": 8, "tanh": 8, "sigmoid": 8, "gelu": 8}
+
+
+def vector_kind_cycles(kind: str, elements: int, target) -> int:
+    """One npu.elementwise / npu.activation of `kind` writing `elements`."""
+    return vector_cycles(elements, target, VECTOR_PASSES.get(kind, 1))
+
+
 def fallback_cycles(elements: int, ops_per_element: int, target) -> int:
     return elements * max(1, ops_per_element) * target.fallback_cycles_per_element
 

@@ -1,7 +1,8 @@
 """Every NpuTarget option does something: a knob that changes nothing is a defect.
 
 One model (a conv with a relu epilogue, max pooling, an int8 matmul with few
-rows, a softmax left to the fallback engine, a tall matmul on which
+rows, a softmax on the vector unit, a sine left to the fallback engine, a tall
+matmul on which
 weight-stationary beats output-stationary) is compiled and simulated with
 the default target and with each non-default option value. The compiled
 program, the simulation report or the timeline (the Chrome trace) must
@@ -56,11 +57,20 @@ func.func @main(%x: tensor<1x18x18x16xf16>, %w: tensor<3x3x16x32xf16>,
       -> tensor<16x64xi32>
   %es = tensor.empty() : tensor<4x16xf32>
   %sm = linalg.softmax dimension(1) ins(%s : tensor<4x16xf32>) outs(%es : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %en = tensor.empty() : tensor<4x16xf32>
+  %sine = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                           affine_map<(d0, d1) -> (d0, d1)>],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%sm : tensor<4x16xf32>) outs(%en : tensor<4x16xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = math.sin %v : f32
+    linalg.yield %r : f32
+  } -> tensor<4x16xf32>
   %et = tensor.empty() : tensor<1024x32xf32>
   %ft = linalg.fill ins(%zero : f32) outs(%et : tensor<1024x32xf32>) -> tensor<1024x32xf32>
   %tall = linalg.matmul ins(%p, %q : tensor<1024x32xf16>, tensor<32x32xf16>) outs(%ft : tensor<1024x32xf32>)
       -> tensor<1024x32xf32>
-  return %pool, %mm, %sm, %tall : tensor<1x8x8x32xf32>, tensor<16x64xi32>, tensor<4x16xf32>, tensor<1024x32xf32>
+  return %pool, %mm, %sine, %tall : tensor<1x8x8x32xf32>, tensor<16x64xi32>, tensor<4x16xf32>, tensor<1024x32xf32>
 }
 """
 

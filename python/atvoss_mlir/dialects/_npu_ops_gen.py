@@ -23,7 +23,12 @@ class _Dialect(_ods_ir.Dialect):
 class ActivationOp(_ods_ir.OpView):
   r"""
   `output = kind(input)`; `clip` (and `relu6`, which is `clip` to [0, 6])
-  bounds come from `clip_min`/`clip_max`.
+  bounds come from `clip_min`/`clip_max`. The output may have another float
+  type than the input (`none` then converts, rounding to nearest).
+  Throughput, in elements per cycle: the vector lanes for none, relu, relu6,
+  clip, neg and abs; a quarter of them for reciprocal, rsqrt and sqrt
+  (Newton-Raphson from a table seed); an eighth for exp, log, erf, tanh,
+  sigmoid and gelu (range reduction and a polynomial).
   
   ```mlir
   "npu.activation"(%a, %b) {kind = "gelu"} : (memref<8x64xf16, 1>, memref<8x64xf16, 1>) -> ()
@@ -218,6 +223,65 @@ class BarrierOp(_ods_ir.OpView):
 
 def barrier(*, engines=None, loc=None, ip=None) -> BarrierOp:
   return BarrierOp(engines=engines, loc=loc, ip=ip)
+
+@_ods_cext.register_operation(_Dialect)
+class CompareOp(_ods_ir.OpView):
+  r"""
+  `output = lhs <kind> rhs` with `kind` one of eq, ne, lt, le, gt, ge; the
+  output is an i1 tile. `rhs` broadcasts to the output shape by numpy rules.
+  Floats compare as IEEE ordered predicates, except `ne`, which a NaN
+  operand makes true.
+  
+  ```mlir
+  "npu.compare"(%a, %b, %mask) {kind = "eq"}
+      : (memref<8x1xf32, 1>, memref<1xf32, 1>, memref<8x1xi1, 1>) -> ()
+  ```
+  """
+
+  OPERATION_NAME = "npu.compare"
+
+  _ODS_REGIONS = (0, True)
+
+  def __init__(self, lhs, rhs, output, kind, *, loc=None, ip=None):
+    operands = []
+    attributes = {}
+    regions = None
+    operands.append(lhs)
+    operands.append(rhs)
+    operands.append(output)
+    _ods_context = _ods_get_default_loc_context(loc)
+    attributes["kind"] = (kind if (
+    isinstance(kind, _ods_ir.Attribute) or
+    not _ods_ir.AttrBuilder.contains('Npu_CompareKindAttr')) else
+      _ods_ir.AttrBuilder.get('Npu_CompareKindAttr')(kind, context=_ods_context))
+    results = []
+    _ods_successors = None
+    super().__init__(self.OPERATION_NAME, self._ODS_REGIONS, self._ODS_OPERAND_SEGMENTS, self._ODS_RESULT_SEGMENTS, attributes=attributes, results=results, operands=operands, successors=_ods_successors, regions=regions, loc=loc, ip=ip)
+
+  @builtins.property
+  def lhs(self) -> _ods_ir.Value[_ods_ir.MemRefType]:
+    return self.operation.operands[0]
+
+  @builtins.property
+  def rhs(self) -> _ods_ir.Value[_ods_ir.MemRefType]:
+    return self.operation.operands[1]
+
+  @builtins.property
+  def output(self) -> _ods_ir.Value[_ods_ir.MemRefType]:
+    return self.operation.operands[2]
+
+  @builtins.property
+  def kind(self) -> _ods_ir.StringAttr:
+    return self.operation.attributes["kind"]
+
+  @kind.setter
+  def kind(self, value: _ods_ir.StringAttr):
+    if value is None:
+      raise ValueError("'None' not allowed as value for mandatory attributes")
+    self.operation.attributes["kind"] = value
+
+def compare(lhs, rhs, output, kind, *, loc=None, ip=None) -> CompareOp:
+  return CompareOp(lhs=lhs, rhs=rhs, output=output, kind=kind, loc=loc, ip=ip)
 
 @_ods_cext.register_operation(_Dialect)
 class Conv2dOp(_ods_ir.OpView):
@@ -654,8 +718,10 @@ def dma_store(token, source, target, channel, *, loc=None, ip=None) -> _ods_ir.O
 @_ods_cext.register_operation(_Dialect)
 class ElementwiseOp(_ods_ir.OpView):
   r"""
-  `output = lhs <kind> rhs` with `kind` one of add, sub, mul, max, min. `rhs`
-  broadcasts to the output shape by numpy rules.
+  `output = lhs <kind> rhs` with `kind` one of add, sub, mul, div, max, min.
+  `rhs` broadcasts to the output shape by numpy rules. `div` runs at a
+  quarter of the other kinds' throughput (a reciprocal seed refined by
+  Newton-Raphson steps).
   
   ```mlir
   "npu.elementwise"(%a, %b, %c) {kind = "add"}
@@ -1039,6 +1105,90 @@ def pool2d(input, output, kind, window, strides, *, loc=None, ip=None) -> Pool2d
   return Pool2dOp(input=input, output=output, kind=kind, window=window, strides=strides, loc=loc, ip=ip)
 
 @_ods_cext.register_operation(_Dialect)
+class ReduceOp(_ods_ir.OpView):
+  r"""
+  `output = combine(accumulate ? output : identity, reduce(input, dims))`:
+  the input dimensions listed in `dims` (ascending) are reduced away, so the
+  output has the input's other dimensions, in order. With `accumulate` the
+  output tile's value is combined in: a reduction split into several tiles
+  accumulates across them. fp16 sums add in fp32 and round once per op.
+  Throughput: the vector lanes, in input elements per cycle.
+  
+  ```mlir
+  "npu.reduce"(%x, %row_max) {kind = "max", dims = array<i64: 1>, accumulate = false}
+      : (memref<16x128xf32, 1>, memref<16xf32, 1>) -> ()
+  ```
+  """
+
+  OPERATION_NAME = "npu.reduce"
+
+  _ODS_REGIONS = (0, True)
+
+  def __init__(self, input, output, kind, dims, accumulate, *, loc=None, ip=None):
+    operands = []
+    attributes = {}
+    regions = None
+    operands.append(input)
+    operands.append(output)
+    _ods_context = _ods_get_default_loc_context(loc)
+    attributes["kind"] = (kind if (
+    isinstance(kind, _ods_ir.Attribute) or
+    not _ods_ir.AttrBuilder.contains('Npu_ReduceKindAttr')) else
+      _ods_ir.AttrBuilder.get('Npu_ReduceKindAttr')(kind, context=_ods_context))
+    attributes["dims"] = (dims if (
+    isinstance(dims, _ods_ir.Attribute) or
+    not _ods_ir.AttrBuilder.contains('DenseI64ArrayAttr')) else
+      _ods_ir.AttrBuilder.get('DenseI64ArrayAttr')(dims, context=_ods_context))
+    attributes["accumulate"] = (accumulate if (
+    isinstance(accumulate, _ods_ir.Attribute) or
+    not _ods_ir.AttrBuilder.contains('BoolAttr')) else
+      _ods_ir.AttrBuilder.get('BoolAttr')(accumulate, context=_ods_context))
+    results = []
+    _ods_successors = None
+    super().__init__(self.OPERATION_NAME, self._ODS_REGIONS, self._ODS_OPERAND_SEGMENTS, self._ODS_RESULT_SEGMENTS, attributes=attributes, results=results, operands=operands, successors=_ods_successors, regions=regions, loc=loc, ip=ip)
+
+  @builtins.property
+  def input(self) -> _ods_ir.Value[_ods_ir.MemRefType]:
+    return self.operation.operands[0]
+
+  @builtins.property
+  def output(self) -> _ods_ir.Value[_ods_ir.MemRefType]:
+    return self.operation.operands[1]
+
+  @builtins.property
+  def kind(self) -> _ods_ir.StringAttr:
+    return self.operation.attributes["kind"]
+
+  @kind.setter
+  def kind(self, value: _ods_ir.StringAttr):
+    if value is None:
+      raise ValueError("'None' not allowed as value for mandatory attributes")
+    self.operation.attributes["kind"] = value
+
+  @builtins.property
+  def dims(self) -> _ods_ir.DenseI64ArrayAttr:
+    return self.operation.attributes["dims"]
+
+  @dims.setter
+  def dims(self, value: _ods_ir.DenseI64ArrayAttr):
+    if value is None:
+      raise ValueError("'None' not allowed as value for mandatory attributes")
+    self.operation.attributes["dims"] = value
+
+  @builtins.property
+  def accumulate(self) -> _ods_ir.BoolAttr:
+    return self.operation.attributes["accumulate"]
+
+  @accumulate.setter
+  def accumulate(self, value: _ods_ir.BoolAttr):
+    if value is None:
+      raise ValueError("'None' not allowed as value for mandatory attributes")
+    self.operation.attributes["accumulate"] = value
+
+def reduce(input, output, kind, dims, accumulate, *, loc=None, ip=None) -> ReduceOp:
+  return ReduceOp(input=input, output=output, kind=kind, dims=dims, accumulate=accumulate, loc=loc, ip=ip)
+
+@_ods_cext.register_operation(_Dialect)
 class RequantizeOp(_ods_ir.OpView):
   r"""
   `output = clamp(round_half_even(input * scale) + zero_point, -128, 127)`
@@ -1103,6 +1253,54 @@ class RequantizeOp(_ods_ir.OpView):
 
 def requantize(input, output, scale, zero_point, *, loc=None, ip=None) -> RequantizeOp:
   return RequantizeOp(input=input, output=output, scale=scale, zero_point=zero_point, loc=loc, ip=ip)
+
+@_ods_cext.register_operation(_Dialect)
+class SelectOp(_ods_ir.OpView):
+  r"""
+  `output = condition ? on_true : on_false`, elementwise. The condition is an
+  i1 tile; all three inputs broadcast to the output shape by numpy rules.
+  
+  ```mlir
+  "npu.select"(%mask, %zero, %probs, %out)
+      : (memref<8x1xi1, 1>, memref<1xf32, 1>, memref<8x16xf32, 1>, memref<8x16xf32, 1>) -> ()
+  ```
+  """
+
+  OPERATION_NAME = "npu.select"
+
+  _ODS_REGIONS = (0, True)
+
+  def __init__(self, condition, on_true, on_false, output, *, loc=None, ip=None):
+    operands = []
+    attributes = {}
+    regions = None
+    operands.append(condition)
+    operands.append(on_true)
+    operands.append(on_false)
+    operands.append(output)
+    _ods_context = _ods_get_default_loc_context(loc)
+    results = []
+    _ods_successors = None
+    super().__init__(self.OPERATION_NAME, self._ODS_REGIONS, self._ODS_OPERAND_SEGMENTS, self._ODS_RESULT_SEGMENTS, attributes=attributes, results=results, operands=operands, successors=_ods_successors, regions=regions, loc=loc, ip=ip)
+
+  @builtins.property
+  def condition(self) -> _ods_ir.Value[_ods_ir.MemRefType]:
+    return self.operation.operands[0]
+
+  @builtins.property
+  def on_true(self) -> _ods_ir.Value[_ods_ir.MemRefType]:
+    return self.operation.operands[1]
+
+  @builtins.property
+  def on_false(self) -> _ods_ir.Value[_ods_ir.MemRefType]:
+    return self.operation.operands[2]
+
+  @builtins.property
+  def output(self) -> _ods_ir.Value[_ods_ir.MemRefType]:
+    return self.operation.operands[3]
+
+def select(condition, on_true, on_false, output, *, loc=None, ip=None) -> SelectOp:
+  return SelectOp(condition=condition, on_true=on_true, on_false=on_false, output=output, loc=loc, ip=ip)
 
 @_ods_cext.register_operation(_Dialect)
 class TransposeOp(_ods_ir.OpView):

@@ -13,15 +13,37 @@ module {
       %6 = irdl.is "gelu"
       %7 = irdl.is "sigmoid"
       %8 = irdl.is "tanh"
-      %9 = irdl.any_of(%2, %3, %4, %5, %6, %7, %8)
+      %9 = irdl.is "exp"
+      %10 = irdl.is "log"
+      %11 = irdl.is "erf"
+      %12 = irdl.is "reciprocal"
+      %13 = irdl.is "rsqrt"
+      %14 = irdl.is "sqrt"
+      %15 = irdl.is "neg"
+      %16 = irdl.is "abs"
+      %17 = irdl.any_of(%2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16)
       irdl.operands(input: %0, output: %1)
-      irdl.attributes {"kind" = %9}
+      irdl.attributes {"kind" = %17}
     }
     irdl.operation @alloc {
       %0 = irdl.base "!builtin.memref"
       irdl.results(buffer: %0)
     }
     irdl.operation @barrier {
+    }
+    irdl.operation @compare {
+      %0 = irdl.base "!builtin.memref"
+      %1 = irdl.base "!builtin.memref"
+      %2 = irdl.base "!builtin.memref"
+      %3 = irdl.is "eq"
+      %4 = irdl.is "ne"
+      %5 = irdl.is "lt"
+      %6 = irdl.is "le"
+      %7 = irdl.is "gt"
+      %8 = irdl.is "ge"
+      %9 = irdl.any_of(%3, %4, %5, %6, %7, %8)
+      irdl.operands(lhs: %0, rhs: %1, output: %2)
+      irdl.attributes {"kind" = %9}
     }
     irdl.operation @conv2d {
       %0 = irdl.base "!builtin.memref"
@@ -40,9 +62,17 @@ module {
       %13 = irdl.is "gelu"
       %14 = irdl.is "sigmoid"
       %15 = irdl.is "tanh"
-      %16 = irdl.any_of(%9, %10, %11, %12, %13, %14, %15)
+      %16 = irdl.is "exp"
+      %17 = irdl.is "log"
+      %18 = irdl.is "erf"
+      %19 = irdl.is "reciprocal"
+      %20 = irdl.is "rsqrt"
+      %21 = irdl.is "sqrt"
+      %22 = irdl.is "neg"
+      %23 = irdl.is "abs"
+      %24 = irdl.any_of(%9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23)
       irdl.operands(input: %0, filter: %1, output: %2, bias: optional %3)
-      irdl.attributes {"strides" = %4, "dilations" = %5, "accumulate" = %8, "activation" = %16}
+      irdl.attributes {"strides" = %4, "dilations" = %5, "accumulate" = %8, "activation" = %24}
     }
     irdl.operation @dealloc {
       %0 = irdl.base "!builtin.memref"
@@ -62,9 +92,17 @@ module {
       %10 = irdl.is "gelu"
       %11 = irdl.is "sigmoid"
       %12 = irdl.is "tanh"
-      %13 = irdl.any_of(%6, %7, %8, %9, %10, %11, %12)
+      %13 = irdl.is "exp"
+      %14 = irdl.is "log"
+      %15 = irdl.is "erf"
+      %16 = irdl.is "reciprocal"
+      %17 = irdl.is "rsqrt"
+      %18 = irdl.is "sqrt"
+      %19 = irdl.is "neg"
+      %20 = irdl.is "abs"
+      %21 = irdl.any_of(%6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20)
       irdl.operands(input: %0, filter: %1, output: %2, bias: optional %3)
-      irdl.attributes {"strides" = %4, "dilations" = %5, "activation" = %13}
+      irdl.attributes {"strides" = %4, "dilations" = %5, "activation" = %21}
     }
     irdl.operation @dma_load {
       %0 = irdl.base "!builtin.memref"
@@ -91,11 +129,12 @@ module {
       %3 = irdl.is "add"
       %4 = irdl.is "sub"
       %5 = irdl.is "mul"
-      %6 = irdl.is "max"
-      %7 = irdl.is "min"
-      %8 = irdl.any_of(%3, %4, %5, %6, %7)
+      %6 = irdl.is "div"
+      %7 = irdl.is "max"
+      %8 = irdl.is "min"
+      %9 = irdl.any_of(%3, %4, %5, %6, %7, %8)
       irdl.operands(lhs: %0, rhs: %1, output: %2)
-      irdl.attributes {"kind" = %8}
+      irdl.attributes {"kind" = %9}
     }
     irdl.operation @fill {
       %0 = irdl.base "!builtin.memref"
@@ -127,9 +166,17 @@ module {
       %11 = irdl.is "gelu"
       %12 = irdl.is "sigmoid"
       %13 = irdl.is "tanh"
-      %14 = irdl.any_of(%7, %8, %9, %10, %11, %12, %13)
+      %14 = irdl.is "exp"
+      %15 = irdl.is "log"
+      %16 = irdl.is "erf"
+      %17 = irdl.is "reciprocal"
+      %18 = irdl.is "rsqrt"
+      %19 = irdl.is "sqrt"
+      %20 = irdl.is "neg"
+      %21 = irdl.is "abs"
+      %22 = irdl.any_of(%7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21)
       irdl.operands(lhs: %0, rhs: %1, output: %2, bias: optional %3)
-      irdl.attributes {"accumulate" = %6, "activation" = %14}
+      irdl.attributes {"accumulate" = %6, "activation" = %22}
     }
     irdl.operation @pool2d {
       %0 = irdl.base "!builtin.memref"
@@ -142,6 +189,20 @@ module {
       irdl.operands(input: %0, output: %1)
       irdl.attributes {"kind" = %4, "window" = %5, "strides" = %6}
     }
+    irdl.operation @reduce {
+      %0 = irdl.base "!builtin.memref"
+      %1 = irdl.base "!builtin.memref"
+      %2 = irdl.is "sum"
+      %3 = irdl.is "max"
+      %4 = irdl.is "min"
+      %5 = irdl.any_of(%2, %3, %4)
+      %6 = irdl.base "#builtin.dense_array"
+      %7 = irdl.is true
+      %8 = irdl.is false
+      %9 = irdl.any_of(%7, %8)
+      irdl.operands(input: %0, output: %1)
+      irdl.attributes {"kind" = %5, "dims" = %6, "accumulate" = %9}
+    }
     irdl.operation @requantize {
       %0 = irdl.base "!builtin.memref"
       %1 = irdl.base "!builtin.memref"
@@ -149,6 +210,13 @@ module {
       %3 = irdl.base "#builtin.integer"
       irdl.operands(input: %0, output: %1)
       irdl.attributes {"scale" = %2, "zero_point" = %3}
+    }
+    irdl.operation @select {
+      %0 = irdl.base "!builtin.memref"
+      %1 = irdl.base "!builtin.memref"
+      %2 = irdl.base "!builtin.memref"
+      %3 = irdl.base "!builtin.memref"
+      irdl.operands(condition: %0, on_true: %1, on_false: %2, output: %3)
     }
     irdl.operation @transpose {
       %0 = irdl.base "!builtin.memref"

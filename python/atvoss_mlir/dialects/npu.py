@@ -25,7 +25,8 @@ def _string_attr(value, context):
 
 
 # The string enums of npu.td are StringAttrs; let op builders take plain str.
-for _enum in ("Npu_ActivationAttr", "Npu_BinaryKindAttr", "Npu_PoolKindAttr",
+for _enum in ("Npu_ActivationAttr", "Npu_BinaryKindAttr", "Npu_ReduceKindAttr",
+              "Npu_CompareKindAttr", "Npu_PoolKindAttr",
               "Npu_BarrierEnginesAttr"):
     register_attribute_builder(_enum, replace=True)(_string_attr)
 

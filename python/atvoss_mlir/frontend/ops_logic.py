@@ -90,6 +90,11 @@ def bit_shift(node):
 @handles("Where")
 def where(node):
     condition, x, y = node.value(0), node.value(1), node.value(2)
+    known = node.constant(0)
+    if known is not None and known.size and (known.all() or not known.any()):
+        # One branch everywhere (a mask that masks nothing): that branch, broadcast.
+        shape = b.broadcast_shape(*(b.shape_of(v) for v in (condition, x, y)))
+        return [b.broadcast_to(x if known.all() else y, shape)]
     return [b.elementwise([condition, x, y], lambda a: arith.select(a[0], a[1], a[2]),
                           b.element_of(x))]
 

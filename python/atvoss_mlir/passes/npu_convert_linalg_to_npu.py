@@ -38,7 +38,8 @@ def fold_casts(op, rewriter):
 
 
 NPU_OPS_WITH_MEMREFS = ("npu.dma_load", "npu.dma_store", "npu.matmul", "npu.conv2d",
-                        "npu.depthwise_conv2d", "npu.elementwise", "npu.activation", "npu.pool2d",
+                        "npu.depthwise_conv2d", "npu.elementwise", "npu.activation", "npu.reduce", "npu.compare",
+                        "npu.select", "npu.pool2d",
                         "npu.transpose", "npu.im2col", "npu.fill", "npu.requantize")
 
 

@@ -139,7 +139,7 @@ class TileProgram(TileSpace):
         reduction_steps = math.prod(self.trips[d] for d, dim in enumerate(self.problem.dims)
                                     if dim.reduction)
         index = self.tile_index(t)
-        if reduction_steps == 1 or not self.recipe.matrix_unit:
+        if reduction_steps == 1 or not self.recipe.accumulates:
             self.emit_compute(t, index, first=True, last=True) if reduction_steps == 1 else \
                 self.emit_compute(t, index, first=None, last=None)
             return
@@ -167,18 +167,22 @@ class TileProgram(TileSpace):
             mark_init()
         elif first and self.accumulators:
             linalg.copy(out, outs=[accumulator])   # the loaded output, widened
+        # Inputs by their view; the output (the last operand) by position, since
+        # an op computed in place has an input that is its output's view.
         tile_of = {}
         for operand, view in zip(problem.operands, self.operand_views()):
-            if view is not None and view not in tile_of:
-                tile_of[view] = accumulator if operand.is_output else \
-                    self.compute_view(operand.role, t, index)
+            if view is not None and view not in tile_of and not operand.is_output:
+                tile_of[view] = self.compute_view(operand.role, t, index)
         if self.accumulators:
             compute = self.recipe.build_on_tiles(
                 self.op, [tile_of.get(v, v) for v in list(self.op.operands)[:-1]], accumulator)
         else:
             compute = self.op.clone()
+            output_number = len(compute.operands) - 1
             for number, operand in enumerate(compute.operands):
-                if operand in tile_of:
+                if number == output_number:
+                    compute.operands[number] = accumulator
+                elif operand in tile_of:
                     compute.operands[number] = tile_of[operand]
         if last is False and ACTIVATION_ATTR in compute.attributes:
             for name in (ACTIVATION_ATTR, "npu.clip_min", "npu.clip_max"):

@@ -18,6 +18,9 @@ OPERAND_NAMES = {
     "npu.depthwise_conv2d": ("input", "filter", "output", "bias"),
     "npu.elementwise": ("lhs", "rhs", "output"),
     "npu.activation": ("input", "output"),
+    "npu.compare": ("lhs", "rhs", "output"),
+    "npu.select": ("condition", "on_true", "on_false", "output"),
+    "npu.reduce": ("input", "output"),
     "npu.pool2d": ("input", "output"),
     "npu.transpose": ("input", "output"),
     "npu.im2col": ("input", "output"),
@@ -30,7 +33,7 @@ OPERAND_NAMES = {
 # The operand each compute op writes.
 OUTPUT_OPERAND = {
     "npu.matmul": 2, "npu.conv2d": 2, "npu.depthwise_conv2d": 2, "npu.elementwise": 2,
-    "npu.activation": 1, "npu.pool2d": 1, "npu.transpose": 1, "npu.im2col": 1,
+    "npu.activation": 1, "npu.compare": 2, "npu.select": 3, "npu.reduce": 1, "npu.pool2d": 1, "npu.transpose": 1, "npu.im2col": 1,
     "npu.fill": 0, "npu.requantize": 1,
 }
 COMPUTE_OPS = frozenset(OUTPUT_OPERAND)

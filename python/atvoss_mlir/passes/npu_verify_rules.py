@@ -199,13 +199,18 @@ def broadcasts_to(shape, target_shape) -> bool:
                for size, target_size in zip(reversed(shape), reversed(target_shape)))
 
 
-def check_elementwise(op, report: Reporter, target: NpuTarget) -> None:
+def check_binary_shapes(op, report: Reporter) -> None:
+    """An lhs of the output's shape and an rhs that broadcasts to it."""
     lhs, rhs, output = (dims(op.operands[i]) for i in range(3))
     if not same_shape(lhs, output):
         report.error(op, f"lhs shape {show(lhs)} differs from output shape {show(output)}")
     if not broadcasts_to(rhs, output):
         report.error(op, f"rhs shape {show(rhs)} does not broadcast to output shape "
                          f"{show(output)}")
+
+
+def check_elementwise(op, report: Reporter, target: NpuTarget) -> None:
+    check_binary_shapes(op, report)
     types = [element(op.operands[i]) for i in range(3)]
     if len(set(types)) > 1:
         report.error(op, f"element types differ: lhs {types[0]}, rhs {types[1]}, "
@@ -216,6 +221,48 @@ def check_activation(op, report: Reporter, target: NpuTarget) -> None:
     source, output = dims(op.operands[0]), dims(op.operands[1])
     if not same_shape(source, output):
         report.error(op, f"input shape {show(source)} differs from output shape {show(output)}")
+    types = [element(op.operands[i]) for i in range(2)]
+    kind = ir.StringAttr(op.attributes["kind"]).value
+    if types[0] != types[1] and not (kind == "none" and all(t in ("f16", "f32") for t in types)):
+        report.error(op, f"element types differ: input {types[0]}, output {types[1]} (only "
+                         f"kind 'none' converts, between f16 and f32)")
+
+
+def check_compare(op, report: Reporter, target: NpuTarget) -> None:
+    check_binary_shapes(op, report)
+    types = [element(op.operands[i]) for i in range(3)]
+    if types[0] != types[1] or types[2] != "i1":
+        report.error(op, f"compares {types[0]} with {types[1]} into {types[2]} (one type into "
+                         f"i1)")
+
+
+def check_select(op, report: Reporter, target: NpuTarget) -> None:
+    output = dims(op.operands[3])
+    for number, name in enumerate(("condition", "on_true", "on_false")):
+        shape = dims(op.operands[number])
+        if not broadcasts_to(shape, output):
+            report.error(op, f"{name} shape {show(shape)} does not broadcast to output shape "
+                             f"{show(output)}")
+    types = [element(op.operands[i]) for i in range(4)]
+    if types[0] != "i1" or len(set(types[1:])) > 1:
+        report.error(op, f"condition {types[0]} (i1), on_true {types[1]}, on_false "
+                         f"{types[2]} and output {types[3]} (one type)")
+
+
+def check_reduce(op, report: Reporter, target: NpuTarget) -> None:
+    source, output = dims(op.operands[0]), dims(op.operands[1])
+    reduced = list(ir.DenseI64ArrayAttr(op.attributes["dims"]))
+    if reduced != sorted(set(reduced)) or any(not 0 <= d < len(source) for d in reduced):
+        report.error(op, f"dims {reduced} are not ascending dimensions of the rank-"
+                         f"{len(source)} input")
+        return
+    kept = tuple(n for d, n in enumerate(source) if d not in reduced)
+    if not same_shape(kept, output):
+        report.error(op, f"output shape {show(output)} is not the input shape {show(source)} "
+                         f"without dims {reduced}")
+    types = [element(op.operands[i]) for i in range(2)]
+    if types[0] != types[1]:
+        report.error(op, f"element types differ: input {types[0]}, output {types[1]}")
 
 
 def check_pool2d(op, report: Reporter, target: NpuTarget) -> None:
@@ -340,6 +387,9 @@ OP_RULES = {
     "npu.depthwise_conv2d": check_depthwise_conv2d,
     "npu.elementwise": check_elementwise,
     "npu.activation": check_activation,
+    "npu.reduce": check_reduce,
+    "npu.compare": check_compare,
+    "npu.select": check_select,
     "npu.pool2d": check_pool2d,
     "npu.transpose": check_transpose,
     "npu.im2col": check_im2col,

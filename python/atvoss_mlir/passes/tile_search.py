@@ -329,8 +329,14 @@ def choose_schedule(problem, target: NpuTarget, stages: int, explicit: list[int]
 def describe(problem, schedule: Schedule) -> str:
     tiles = "x".join(f"{d.name}{t}" for d, t in zip(problem.dims, schedule.tiles))
     order = ",".join(problem.dims[i].name for i in schedule.order)
-    return f"tiles {tiles}, loops ({order}), working set {schedule.working_set} B, " \
+    text = f"tiles {tiles}, loops ({order}), working set {schedule.working_set} B, " \
            f"estimated {schedule.cycles} cycles"
+    if problem.kind == "reduce":   # whether the reduced dims fit one SRAM tile
+        steps = math.prod(-(-d.size // t) for d, t in zip(problem.dims, schedule.tiles)
+                          if d.reduction)
+        text += "; reduction whole in one SRAM tile" if steps == 1 else \
+            f"; reduction in {steps} tiles, accumulated in SRAM"
+    return text
 
 
 # ---------------------------------------------------------------------------

@@ -14,10 +14,15 @@ from .fill import FILL
 from .matmul import MATMUL
 from .pooling import POOLING
 from .problem import Recipe, TilingProblem, Unsupported
+from .reduction import REDUCTION
 from .transpose import TRANSPOSE
 
-RECIPES: list[Recipe] = [MATMUL, CONV2D, DEPTHWISE, POOLING, ELEMENTWISE, FILL, TRANSPOSE]
-RECIPE_FOR_OP = {name: recipe for recipe in RECIPES for name in recipe.ops}
+RECIPES: list[Recipe] = [MATMUL, CONV2D, DEPTHWISE, POOLING, REDUCTION, ELEMENTWISE, FILL,
+                         TRANSPOSE]
+RECIPES_FOR_OP: dict[str, list[Recipe]] = {}
+for _recipe in RECIPES:
+    for _name in _recipe.ops:
+        RECIPES_FOR_OP.setdefault(_name, []).append(_recipe)
 
 # linalg ops the NPU does not run, with the reason given in the remark.
 UNSUPPORTED_REASONS = {
@@ -32,7 +37,7 @@ UNSUPPORTED_REASONS = {
 
 def tiling_problem(op, target: NpuTarget) -> TilingProblem:
     """The op's tiling problem; raises Unsupported with the reason the NPU cannot run it."""
-    recipe = RECIPE_FOR_OP.get(op.name)
+    recipe = next((r for r in RECIPES_FOR_OP.get(op.name, []) if r.recognises(op)), None)
     if recipe is None:
         raise Unsupported(UNSUPPORTED_REASONS.get(op.name, "no npu lowering for this op"))
     return recipe.problem(op, target)

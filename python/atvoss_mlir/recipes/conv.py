@@ -74,6 +74,7 @@ class Conv2dRecipe(Recipe):
     name = "conv2d"
     ops = ("linalg.conv_2d_nhwc_hwcf",)
     matrix_unit = True
+    accumulates = True
 
     def problem(self, op, target) -> TilingProblem:
         return conv_problem(op, target)

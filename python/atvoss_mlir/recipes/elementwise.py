@@ -12,12 +12,12 @@ from mlir import ir
 
 from ..dialects import npu
 from .problem import (INIT_ATTR, VECTOR_TYPES, LoopDim, OperandTile, Recipe, Tiled, TilingProblem,
-                      Unsupported, element_bytes, ins_outs, static_shape, type_name,
-                      vector_cycles)
+                      Unsupported, Whole, element_bytes, ins_outs, is_reduction, static_shape,
+                      type_name, vector_cycles, vector_kind_cycles)
 from .sram_ops import full_rank_view, in_sram, scratch, sram_buffer, view_sizes
 from .tile_ir import subview
-from .vector_body import (COMMUTATIVE, ActivationStep, BinaryStep, CopyStep, Ref,
-                          body_program)
+from .vector_body import (COMMUTATIVE, FLOAT_TYPES, SWAPPED, ActivationStep, BinaryStep,
+                          CompareStep, CopyStep, Ref, SelectStep, body_program)
 
 NAMED_BINARY = {"linalg.add": "add", "linalg.sub": "sub", "linalg.mul": "mul",
                 "linalg.max": "max", "linalg.min": "min"}
@@ -29,17 +29,32 @@ def elementwise_dims(shape: list[int]) -> list[LoopDim]:
             for i, n in enumerate(shape)]
 
 
-def broadcast_region(affine_map: ir.AffineMap, rank: int):
+def broadcast_region(affine_map: ir.AffineMap, shape: list[int]):
     """The operand region of an input indexed by a projected identity map
-    (broadcasting drops dims, never permutes), or None."""
-    positions = []
-    for expr in affine_map.results:
+    (broadcasting drops dims, never permutes), where a unit dim of the operand
+    may also be indexed by the constant 0 (`(i, j) -> (i, 0)`); or None."""
+    positions, region = [], []
+    for expr, size in zip(affine_map.results, shape):
+        if isinstance(expr, ir.AffineConstantExpr) and expr.value == 0 and size == 1:
+            region.append(Whole(1))
+            continue
         if not isinstance(expr, ir.AffineDimExpr):
             return None
         positions.append(expr.position)
+        region.append(Tiled(expr.position))
     if positions != sorted(positions) or len(set(positions)) != len(positions):
         return None
-    return tuple(Tiled(p) for p in positions)
+    return tuple(region)
+
+
+def is_broadcast(affine_map: ir.AffineMap) -> bool:
+    return affine_map != ir.AffineMap.get_identity(affine_map.n_dims)
+
+
+def step_cycles(steps, elements: int, target) -> int:
+    """The vector-unit cycles of a chain of steps on tiles of `elements`."""
+    return sum(vector_kind_cycles(getattr(step, "kind", "none"), elements, target)
+               for step in steps) or vector_cycles(elements, target)
 
 
 def elementwise_problem(op, target) -> TilingProblem:
@@ -53,9 +68,6 @@ def elementwise_problem(op, target) -> TilingProblem:
         steps = [BinaryStep(NAMED_BINARY[op.name], Ref("in", 0), Ref("in", 1), Ref("tmp", 0))]
         maps = [ir.AffineMap.get_identity(rank)] * 2
     else:
-        iterators = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
-        if any("parallel" not in kind for kind in iterators):
-            raise Unsupported("a linalg.generic with reductions")
         all_maps = [ir.AffineMapAttr(m).value
                     for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
         if all_maps[-1] != ir.AffineMap.get_identity(rank):
@@ -63,22 +75,29 @@ def elementwise_problem(op, target) -> TilingProblem:
         maps = all_maps[:-1]
         steps = body_program(op.regions[0].blocks[0], len(inputs))
     element = type_name(out)
-    if element not in VECTOR_TYPES:
+    compares = len(steps) == 1 and isinstance(steps[0], CompareStep)
+    if element not in VECTOR_TYPES and not (compares and element == "i1"):
         raise Unsupported(f"element type {element} on the vector unit")
+    converts = steps == [CopyStep(Ref("in", 0))] and len(inputs) == 1 \
+        and {type_name(inputs[0]), element} <= set(FLOAT_TYPES) - {"f64"}
+    conditions = {s.condition.value for s in steps if isinstance(s, SelectStep)}
     operands = []
     for i, (value, affine_map) in enumerate(zip(inputs, maps)):
         if not isinstance(value.type, ir.MemRefType):
             raise Unsupported("a scalar input")
-        static_shape(value, f"input #{i}")
-        if type_name(value) != element:
+        shape_in = static_shape(value, f"input #{i}")
+        expected = "i1" if i in conditions else type_name(inputs[0]) if compares else element
+        if type_name(value) != expected and not converts:
             raise Unsupported("inputs and output of different element types")
-        region = broadcast_region(affine_map, rank)
+        if compares and expected not in VECTOR_TYPES:
+            raise Unsupported(f"a comparison of {expected} on the vector unit")
+        region = broadcast_region(affine_map, shape_in)
         if region is None:
             raise Unsupported(f"input #{i} is permuted, not broadcast")
         operands.append(OperandTile(f"in{i}", value, region))
     operands.append(OperandTile("output", out, tuple(Tiled(d) for d in range(rank)),
                                 is_output=True))
-    check_broadcasts(steps, {i for i, o in enumerate(operands[:-1]) if len(o.region) != rank})
+    check_broadcasts(steps, {i for i, m in enumerate(maps) if is_broadcast(m)})
     n_steps = max(1, len(steps))
     dims = elementwise_dims(shape)
 
@@ -89,7 +108,7 @@ def elementwise_problem(op, target) -> TilingProblem:
         constants = sum(1 for s in steps if isinstance(s, BinaryStep) and s.rhs.source == "const")
         return max(0, n_steps - 1) * tile_bytes + constants * target.sram_alignment
     return TilingProblem(op, ELEMENTWISE, dims, operands,
-                         lambda t: n_steps * vector_cycles(math.prod(t), target),
+                         lambda t: step_cycles(steps, math.prod(t), target),
                          temporaries, {"steps": steps})
 
 
@@ -98,11 +117,14 @@ def check_broadcasts(steps, broadcast_inputs: set[int]) -> None:
     def broadcast(ref):
         return ref.source == "in" and ref.value in broadcast_inputs
     for step in steps:
-        if isinstance(step, BinaryStep):
+        if isinstance(step, (BinaryStep, CompareStep)):
             if broadcast(step.lhs):
                 full_rhs = step.rhs.source == "tmp" or (step.rhs.source == "in"
                                                         and not broadcast(step.rhs))
-                if step.kind in COMMUTATIVE and full_rhs:
+                if isinstance(step, CompareStep) and full_rhs:
+                    step.kind = SWAPPED[step.kind]
+                    step.lhs, step.rhs = step.rhs, step.lhs
+                elif step.kind in COMMUTATIVE and full_rhs:
                     step.lhs, step.rhs = step.rhs, step.lhs
                 else:
                     raise Unsupported("a broadcast left operand of a non-commutative op")
@@ -139,6 +161,9 @@ class ElementwiseRecipe(Recipe):
     # widening/rounding of fp32 accumulators.
     ops = ("linalg.generic", "linalg.broadcast", "linalg.copy", *NAMED_BINARY)
 
+    def recognises(self, op) -> bool:
+        return not is_reduction(op)
+
     def problem(self, op, target) -> TilingProblem:
         build = broadcast_problem if op.name in ("linalg.broadcast", "linalg.copy") \
             else elementwise_problem
@@ -153,7 +178,7 @@ class ElementwiseRecipe(Recipe):
         operation = op.operation
         operands = list(operation.operands)
         out = operands[-1]
-        if not in_sram(out) or INIT_ATTR in operation.attributes:
+        if not in_sram(out) or INIT_ATTR in operation.attributes or is_reduction(operation):
             return True
         if operation.name in ("linalg.broadcast", "linalg.copy"):
             steps = [CopyStep(Ref("in", 0))]
@@ -162,18 +187,23 @@ class ElementwiseRecipe(Recipe):
                                 Ref("tmp", 0))]
         else:
             steps = body_program(operation.regions[0].blocks[0], len(operands) - 1)
-            rank = ir.MemRefType(out.type).rank
-            check_broadcasts(steps, {i for i, value in enumerate(operands[:-1])
-                                     if ir.MemRefType(value.type).rank != rank})
+            maps = [ir.AffineMapAttr(m).value
+                    for m in ir.ArrayAttr(operation.attributes["indexing_maps"])]
+            check_broadcasts(steps, {i for i, m in enumerate(maps[:-1]) if is_broadcast(m)})
         element_type = ir.MemRefType(out.type).element_type
         tile_shape = ir.MemRefType(sram_buffer(out).type).shape
         with rewriter.ip, op.location:
             constants, results = {}, []
             sizes = view_sizes(out)
+            # Scalar constants: one-element buffers of the type of the op's
+            # values they combine with (a comparison's inputs, not its i1 mask).
+            constant_type = ir.MemRefType(operands[0].type).element_type \
+                if isinstance(steps[0], CompareStep) else element_type
             for step in steps:
-                if isinstance(step, BinaryStep) and step.rhs.source == "const" \
-                        and step.rhs.value not in constants:
-                    constants[step.rhs.value] = scratch(op, [1], element_type, step.rhs.value)
+                for ref in (getattr(step, "rhs", None), getattr(step, "on_true", None),
+                            getattr(step, "on_false", None)):
+                    if ref is not None and ref.source == "const" and ref.value not in constants:
+                        constants[ref.value] = scratch(op, [1], constant_type, ref.value)
 
             def value(ref: Ref):
                 if ref.source == "in":
@@ -189,6 +219,11 @@ class ElementwiseRecipe(Recipe):
                 elif isinstance(step, ActivationStep):
                     npu.ActivationOp(value(step.source), result, step.kind,
                                      clip_min=step.clip_min, clip_max=step.clip_max)
+                elif isinstance(step, CompareStep):
+                    npu.CompareOp(value(step.lhs), value(step.rhs), result, step.kind)
+                elif isinstance(step, SelectStep):
+                    npu.SelectOp(value(step.condition), value(step.on_true),
+                                 value(step.on_false), result)
                 else:  # a copy, broadcasting the input over the tile
                     source = value(step.source)
                     if ir.MemRefType(source.type).shape == ir.MemRefType(result.type).shape:

@@ -83,6 +83,7 @@ class MatmulRecipe(Recipe):
     name = "matmul"
     ops = ("linalg.matmul", "linalg.batch_matmul")
     matrix_unit = True
+    accumulates = True
 
     def problem(self, op, target) -> TilingProblem:
         build = matmul_problem if op.name == "linalg.matmul" else batch_matmul_problem

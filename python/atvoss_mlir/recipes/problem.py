@@ -15,7 +15,8 @@ from typing import Callable, ClassVar
 from mlir import ir
 
 from .. import machine_model
-from ..machine_model import element_bytes, gemm_cycles, vector_cycles  # noqa: F401 (the costs)
+from ..machine_model import (element_bytes, gemm_cycles, vector_cycles,  # noqa: F401 (the costs)
+                             vector_kind_cycles)
 from ..target import NpuTarget
 
 TILE_SIZES_ATTR = "npu.tile_sizes"
@@ -139,10 +140,11 @@ class TilingProblem:
 
     def loads(self, operand: OperandTile) -> bool:
         """Whether the operand's tiles come from DRAM: inputs, and the output of
-        a matrix op that accumulates onto its initial contents."""
+        a matrix op or reduction that accumulates onto its initial contents."""
         if not operand.is_output:
             return True
-        return self.kind in ("matmul", "batch_matmul", "conv2d") and self.init_value is None
+        return self.kind in ("matmul", "batch_matmul", "conv2d", "reduce") \
+            and self.init_value is None
 
 
 class Unsupported(Exception):
@@ -179,6 +181,13 @@ class Recipe:
     # Runs on the matrix unit: accumulates across the reduction loop, with the
     # activation epilogue on the last step, and its loop order is searched.
     matrix_unit: ClassVar[bool] = False
+    # Accumulates into its output tile across the reduction loop: the tile is
+    # started on the first reduction step and stays in SRAM until the last.
+    accumulates: ClassVar[bool] = False
+
+    def recognises(self, op) -> bool:
+        """Whether the op is of this family (several share linalg.generic)."""
+        return True
 
     def problem(self, op, target: NpuTarget) -> TilingProblem:
         raise NotImplementedError
@@ -208,6 +217,16 @@ class Recipe:
         linalg op on SRAM tiles, with npu ops. Returns True when it does not match
         (the pattern API's convention)."""
         raise NotImplementedError
+
+
+def is_reduction(op) -> bool:
+    """A linalg.reduce, or a linalg.generic with a reduction loop."""
+    op = op.operation
+    if op.name == "linalg.reduce":
+        return True
+    if op.name != "linalg.generic":
+        return False
+    return any("reduction" in str(kind) for kind in ir.ArrayAttr(op.attributes["iterator_types"]))
 
 
 def type_name(value: ir.Value) -> str:
@@ -259,7 +278,8 @@ def ins_outs(op) -> tuple[list, list]:
     buffers its tiles are views of."""
     view = op.opview
     if hasattr(view, "inputs"):
-        inputs, outputs = list(view.inputs), list(view.outputs)
+        inputs = list(view.inputs)
+        outputs = list(view.outputs if hasattr(view, "outputs") else view.inits)  # linalg.reduce
     else:
         operands = list(op.operands)
         inputs, outputs = operands[:-1], operands[-1:]

@@ -1,8 +1,9 @@
 """Translate the body of an elementwise linalg op into vector-unit steps.
 
 A step is a typed record: `BinaryStep` (npu.elementwise), `ActivationStep`
-(npu.activation, including the relu and clip that `max`/`min` with constants
-fuse into) and `CopyStep` (the input itself, broadcast over the tile). Step
+(npu.activation: the unary math functions, and the relu and clip that
+`max`/`min` with constants fuse into) and `CopyStep` (the input itself,
+broadcast over the tile, or converted to the output's float type). Step
 operands are `Ref`s: an input of the op, the result of an earlier step, or a
 scalar constant.
 """
@@ -22,8 +23,14 @@ from .problem import Unsupported, constant_value
 BINARY_KINDS = {"arith.addf": "add", "arith.addi": "add", "arith.subf": "sub",
                 "arith.subi": "sub", "arith.mulf": "mul", "arith.muli": "mul",
                 "arith.maximumf": "max", "arith.maxnumf": "max", "arith.maxsi": "max",
-                "arith.minimumf": "min", "arith.minnumf": "min", "arith.minsi": "min"}
+                "arith.minimumf": "min", "arith.minnumf": "min", "arith.minsi": "min",
+                "arith.divf": "div", "arith.divsi": "div"}
 COMMUTATIVE = {"add", "mul", "max", "min"}
+# Per-element functions of one operand: npu.activation kinds.
+UNARY_KINDS = {"math.exp": "exp", "math.log": "log", "math.erf": "erf", "math.tanh": "tanh",
+               "math.rsqrt": "rsqrt", "math.sqrt": "sqrt", "arith.negf": "neg",
+               "math.absf": "abs"}
+CONVERSIONS = ("arith.extf", "arith.truncf")
 
 
 class Ref(NamedTuple):
@@ -41,7 +48,7 @@ class BinaryStep:
 
 @dataclass
 class ActivationStep:
-    kind: str            # relu, clip, sigmoid, gelu, tanh
+    kind: str            # relu, clip, sigmoid, gelu, and the UNARY_KINDS
     source: Ref
     result: Ref
     clip_min: float | None = None
@@ -51,6 +58,31 @@ class ActivationStep:
 @dataclass
 class CopyStep:
     source: Ref
+
+
+@dataclass
+class CompareStep:
+    kind: str            # eq, ne, lt, le, gt, ge: an i1 result
+    lhs: Ref
+    rhs: Ref
+    result: Ref
+
+
+@dataclass
+class SelectStep:
+    condition: Ref       # an i1 input of the op
+    on_true: Ref
+    on_false: Ref
+    result: Ref
+
+    kind = "select"
+
+
+# arith.cmpf / arith.cmpi predicates (their enum values) the vector unit has:
+# the ordered float ones and une (a NaN makes it true, as npu.compare's ne).
+CMPF_KINDS = {1: "eq", 2: "gt", 3: "ge", 4: "lt", 5: "le", 13: "ne"}
+CMPI_KINDS = {0: "eq", 1: "ne", 2: "lt", 3: "le", 4: "gt", 5: "ge"}
+SWAPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 
 def expression(value: ir.Value, block: ir.Block):
@@ -127,8 +159,12 @@ def body_program(block: ir.Block, n_inputs: int) -> list:
         kind = body_activation(block)
         if kind is not None:
             return [ActivationStep(kind, Ref("in", 0), Ref("tmp", 0))]
-    steps = []
     operations = list(block.operations)
+    if n_inputs == 1 and len(operations) == 2 and operations[0].name in CONVERSIONS \
+            and operations[0].operands[0] == block.arguments[0] \
+            and operations[1].operands[0] == operations[0].results[0]:
+        return [CopyStep(Ref("in", 0))]   # a float conversion: npu.activation "none"
+    steps = []
     for op in operations[:-1]:
         name = op.name
         if name == "arith.constant":
@@ -145,6 +181,50 @@ def body_program(block: ir.Block, n_inputs: int) -> list:
                                         result))
                 names[op.results[0]] = result
                 continue
+        if name in UNARY_KINDS:
+            source = op.operands[0]
+            if source not in names or names[source].source == "const":
+                raise Unsupported(f"'{name}' of a value defined outside the body or a constant")
+            result = Ref("tmp", len(steps))
+            steps.append(ActivationStep(UNARY_KINDS[name], names[source], result))
+            names[op.results[0]] = result
+            continue
+        if name == "arith.divf" and constant_value(op.operands[0]) == 1.0 \
+                and op.operands[1] in names:   # 1 / x
+            result = Ref("tmp", len(steps))
+            steps.append(ActivationStep("reciprocal", names[op.operands[1]], result))
+            names[op.results[0]] = result
+            continue
+        if name in ("arith.cmpf", "arith.cmpi"):
+            kinds = CMPF_KINDS if name == "arith.cmpf" else CMPI_KINDS
+            kind = kinds.get(ir.IntegerAttr(op.attributes["predicate"]).value)
+            for value in op.operands:
+                if value not in names and constant_value(value) is not None:
+                    names[value] = Ref("const", float(constant_value(value)))
+            lhs, rhs = (names.get(value) for value in op.operands)
+            if kind is not None and lhs is not None and lhs.source == "const":
+                kind, lhs, rhs = SWAPPED[kind], rhs, lhs
+            if kind is None or lhs is None or rhs is None or lhs.source == "const":
+                raise Unsupported(f"a '{name}' predicate or operands the vector unit has no "
+                                  f"compare for")
+            if op.results[0] != operations[-1].operands[0]:
+                raise Unsupported("a comparison whose mask is not the op's result")
+            result = Ref("tmp", len(steps))
+            steps.append(CompareStep(kind, lhs, rhs, result))
+            names[op.results[0]] = result
+            continue
+        if name == "arith.select":
+            for value in op.operands[1:]:
+                if value not in names and constant_value(value) is not None:
+                    names[value] = Ref("const", float(constant_value(value)))
+            condition, on_true, on_false = (names.get(value) for value in op.operands)
+            if condition is None or condition.source != "in" or on_true is None \
+                    or on_false is None:
+                raise Unsupported("a select whose condition is not an input of the op")
+            result = Ref("tmp", len(steps))
+            steps.append(SelectStep(condition, on_true, on_false, result))
+            names[op.results[0]] = result
+            continue
         if name not in BINARY_KINDS:
             raise Unsupported(f"'{name}' in the body has no vector-unit instruction")
         operands = []
@@ -205,10 +285,12 @@ def fuse_activations(steps: list) -> list:
     def rename(ref):
         return mapping.get(ref, ref)
     for number, step in enumerate(fused):
-        if isinstance(step, BinaryStep):
+        if isinstance(step, (BinaryStep, CompareStep)):
             step.lhs, step.rhs = rename(step.lhs), rename(step.rhs)
         elif isinstance(step, ActivationStep):
             step.source = rename(step.source)
+        elif isinstance(step, SelectStep):
+            step.on_true, step.on_false = rename(step.on_true), rename(step.on_false)
         else:
             continue
         mapping[step.result] = Ref("tmp", number)

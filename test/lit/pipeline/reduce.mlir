@@ -2,17 +2,22 @@
 // RUN: atvoss-opt %s --npu-pipeline | atvoss-sim - --report=table | FileCheck %s --check-prefix=SIM
 // RUN: atvoss-opt %s --npu-pipeline --remarks -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 
-// A max over the rows with linalg.reduce: generalized for the fallback engine,
-// 8x32 points x 1 body op x 8 cycles.
+// A max over the rows with linalg.reduce: one npu.reduce on the vector unit.
+// The fill of the lowest value is the identity of the max, so the reduction
+// starts from it without a fill (accumulate = false).
 
 // CHECK-LABEL: func.func @main
-// CHECK:         "npu.fill"
-// CHECK:         linalg.reduce ins(%arg0 : memref<8x32xf32>) outs(%{{.*}} : memref<32xf32>) dimensions = [0]
+// CHECK-NOT:     "npu.fill"
+// CHECK:         "npu.dma_load"
+// CHECK:         "npu.reduce"(%{{.*}}, %{{.*}}) {accumulate = false, dims = array<i64: 0>, kind = "max"} : (memref<8x32xf32, 1>, memref<32xf32, 1>) -> ()
+// CHECK:         "npu.dma_store"
+// CHECK-NOT:     linalg.
 
-// SIM: fallback 2,048
-// SIM: linalg.generic {{.*}} fallback 1 2,048
+// SIM: fallback 0
+// SIM: npu.reduce {{.*}} vector 1
 
-// REMARK: remark: 'linalg.reduce' stays on the fallback engine
+// REMARK: remark: 'linalg.reduce': tiles d08xd132
+// REMARK-NOT: fallback engine
 func.func @main(%x: tensor<8x32xf32>) -> tensor<32xf32> {
   %lowest = arith.constant 0xFF800000 : f32
   %e = tensor.empty() : tensor<32xf32>

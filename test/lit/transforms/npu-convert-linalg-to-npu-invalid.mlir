@@ -3,13 +3,13 @@
 // A linalg op on SRAM tiles that no pattern matches is an error at the op:
 // nothing would run it (the fallback engine works on DRAM).
 
-func.func @exp$on_sram(%x: memref<16xf32, 1>, %y: memref<16xf32, 1>) {
-  // expected-error @below {{'linalg.generic' on SRAM tiles has no npu instruction: 'math.exp' in the body has no vector-unit instruction}}
+func.func @sin$on_sram(%x: memref<16xf32, 1>, %y: memref<16xf32, 1>) {
+  // expected-error @below {{'linalg.generic' on SRAM tiles has no npu instruction: 'math.sin' in the body has no vector-unit instruction}}
   linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
                   iterator_types = ["parallel"]}
       ins(%x : memref<16xf32, 1>) outs(%y : memref<16xf32, 1>) {
   ^bb0(%a: f32, %o: f32):
-    %e = math.exp %a : f32
+    %e = math.sin %a : f32
     linalg.yield %e : f32
   }
   return
@@ -20,5 +20,37 @@ func.func @exp$on_sram(%x: memref<16xf32, 1>, %y: memref<16xf32, 1>) {
 func.func @matmul$mixed_on_sram(%a: memref<8x8xf16, 1>, %b: memref<8x8xf32, 1>, %c: memref<8x8xf32, 1>) {
   // expected-error @below {{'linalg.matmul' on SRAM tiles has no npu instruction: the matrix unit takes fp16/fp32/int8 operands of one type, got f16 and f32}}
   linalg.matmul ins(%a, %b : memref<8x8xf16, 1>, memref<8x8xf32, 1>) outs(%c : memref<8x8xf32, 1>)
+  return
+}
+
+// -----
+
+// A product has no vector-unit reduction.
+func.func @reduce$product_on_sram(%x: memref<16x64xf32, 1>, %y: memref<16xf32, 1>) {
+  // expected-error @below {{'linalg.generic' on SRAM tiles has no npu instruction: the reduction body does more than combine an element with the accumulator by add, max or min}}
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<16x64xf32, 1>) outs(%y : memref<16xf32, 1>) {
+  ^bb0(%in: f32, %acc: f32):
+    %p = arith.mulf %in, %acc : f32
+    linalg.yield %p : f32
+  }
+  return
+}
+
+// -----
+
+// npu.select reads its condition from a tile: one computed in the body is refused.
+func.func @select$computed_condition(%x: memref<16xf32, 1>, %y: memref<16xf32, 1>) {
+  // expected-error @below {{'linalg.generic' on SRAM tiles has no npu instruction: a comparison whose mask is not the op's result}}
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%x : memref<16xf32, 1>) outs(%y : memref<16xf32, 1>) {
+  ^bb0(%a: f32, %out: f32):
+    %zero = arith.constant 0.0 : f32
+    %c = arith.cmpf olt, %a, %zero : f32
+    %r = arith.select %c, %zero, %a : f32
+    linalg.yield %r : f32
+  }
   return
 }

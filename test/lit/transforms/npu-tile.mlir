@@ -82,15 +82,70 @@ func.func @fallback$nchw(%x: memref<1x8x10x10xf32>, %w: memref<4x8x3x3xf32>, %y:
 
 // -----
 
-// CHECK-LABEL: func.func @fallback$exp
-func.func @fallback$exp(%x: memref<16x16xf32>, %y: memref<16x16xf32>) {
-  // expected-remark @below {{'linalg.generic' stays on the fallback engine: 'math.exp' in the body has no vector-unit instruction}}
+// CHECK-LABEL: func.func @fallback$sin
+func.func @fallback$sin(%x: memref<16x16xf32>, %y: memref<16x16xf32>) {
+  // expected-remark @below {{'linalg.generic' stays on the fallback engine: 'math.sin' in the body has no vector-unit instruction}}
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
                   iterator_types = ["parallel", "parallel"]}
       ins(%x : memref<16x16xf32>) outs(%y : memref<16x16xf32>) {
   ^bb0(%in: f32, %out: f32):
-    %e = math.exp %in : f32
+    %e = math.sin %in : f32
     linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// A row sum on the vector unit: 64 rows of 4096 do not fit one tile, so the
+// reduced dim is split and the tiles accumulate in SRAM. The output (an
+// argument, not a fresh buffer) is loaded and accumulated onto.
+
+// CHECK-LABEL: func.func @reduce$rows_split
+// CHECK:         linalg.generic {{.*}}npu.tile_sizes = array<i64: 64, 512>
+func.func @reduce$rows_split(%x: memref<64x4096xf32>, %y: memref<64xf32>) {
+  // expected-remark @below {{'linalg.generic': tiles d064xd1512, loops (d0,d1), working set 262400 B, estimated 17912 cycles; reduction in 8 tiles, accumulated in SRAM}}
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<64x4096xf32>) outs(%y : memref<64xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A short row stays whole in one tile.
+
+// CHECK-LABEL: func.func @reduce$rows_whole
+func.func @reduce$rows_whole(%x: memref<16x128xf32>, %y: memref<16xf32>) {
+  // expected-remark @below {{reduction whole in one SRAM tile}}
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<16x128xf32>) outs(%y : memref<16xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %m = arith.maximumf %in, %acc : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// A product has no vector-unit reduction: the fallback engine runs it.
+
+// CHECK-LABEL: func.func @fallback$product
+// CHECK-NOT:     npu.tile_sizes
+func.func @fallback$product(%x: memref<16x128xf32>, %y: memref<16xf32>) {
+  // expected-remark @below {{'linalg.generic' stays on the fallback engine: the reduction body does more than combine an element with the accumulator by add, max or min}}
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<16x128xf32>) outs(%y : memref<16xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %p = arith.mulf %in, %acc : f32
+    linalg.yield %p : f32
   }
   return
 }

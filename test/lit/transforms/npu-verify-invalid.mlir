@@ -625,3 +625,55 @@ func.func @barrier$unknown_engines() {
   "npu.barrier"() {engines = "dma"} : () -> ()
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Reductions, comparisons and selects
+//===----------------------------------------------------------------------===//
+
+func.func @reduce$output_keeps_the_reduced_dim(%x: memref<16x128xf32, 1>, %y: memref<128xf32, 1>) {
+  // expected-error @below {{'npu.reduce' op output shape 128 is not the input shape 16x128 without dims [1]}}
+  "npu.reduce"(%x, %y) {kind = "sum", dims = array<i64: 1>, accumulate = false} : (memref<16x128xf32, 1>, memref<128xf32, 1>) -> ()
+  return
+}
+
+// -----
+
+func.func @reduce$dims_out_of_range(%x: memref<16x128xf32, 1>, %y: memref<16xf32, 1>) {
+  // expected-error @below {{'npu.reduce' op dims [2] are not ascending dimensions of the rank-2 input}}
+  "npu.reduce"(%x, %y) {kind = "max", dims = array<i64: 2>, accumulate = false} : (memref<16x128xf32, 1>, memref<16xf32, 1>) -> ()
+  return
+}
+
+// -----
+
+func.func @compare$output_not_i1(%x: memref<16xf32, 1>, %y: memref<16xf32, 1>) {
+  // expected-error @below {{'npu.compare' op compares f32 with f32 into f32 (one type into i1)}}
+  "npu.compare"(%x, %x, %y) {kind = "lt"} : (memref<16xf32, 1>, memref<16xf32, 1>, memref<16xf32, 1>) -> ()
+  return
+}
+
+// -----
+
+func.func @select$condition_not_i1(%c: memref<16xf32, 1>, %x: memref<16xf32, 1>) {
+  // expected-error @below {{'npu.select' op condition f32 (i1), on_true f32, on_false f32 and output f32 (one type)}}
+  "npu.select"(%c, %x, %x, %x) : (memref<16xf32, 1>, memref<16xf32, 1>, memref<16xf32, 1>, memref<16xf32, 1>) -> ()
+  return
+}
+
+// -----
+
+func.func @select$branch_does_not_broadcast(%c: memref<16xi1, 1>, %x: memref<8xf32, 1>, %y: memref<16xf32, 1>) {
+  // expected-error @below {{'npu.select' op on_true shape 8 does not broadcast to output shape 16}}
+  "npu.select"(%c, %x, %y, %y) : (memref<16xi1, 1>, memref<8xf32, 1>, memref<16xf32, 1>, memref<16xf32, 1>) -> ()
+  return
+}
+
+// -----
+
+func.func @activation$converts_only_with_none(%x: memref<16xf16, 1>, %y: memref<16xf32, 1>) {
+  // expected-error @below {{'npu.activation' op element types differ: input f16, output f32 (only kind 'none' converts, between f16 and f32)}}
+  "npu.activation"(%x, %y) {kind = "exp"} : (memref<16xf16, 1>, memref<16xf32, 1>) -> ()
+  return
+}

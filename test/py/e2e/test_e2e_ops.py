@@ -131,7 +131,7 @@ case("add$fp16_per_channel", single("Add", {"a": [2, 3, 5, 7], "b": [3, 1, 1]}, 
 for op_type, attributes, opset, on_npu in [
         ("Relu", {}, 13, True), ("LeakyRelu", {"alpha": 0.1}, 13, None),
         ("Clip", {"min": -0.5, "max": 0.7}, 9, True), ("Sigmoid", {}, 13, True),
-        ("Tanh", {}, 13, True), ("Erf", {}, 13, False),
+        ("Tanh", {}, 13, True), ("Erf", {}, 13, True),
         ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}, 13, True), ("HardSwish", {}, 14, True)]:
     case(f"{op_type.lower()}", single(op_type, {"x": [2, 3, 5, 7]}, [2, 3, 5, 7], attributes,
                                       opset=opset), {"x": randn(2, 3, 5, 7) * 3}, npu=on_npu)
@@ -139,8 +139,8 @@ case("clip$inputs_opset13", single("Clip", {"x": [3, 17]}, [3, 17],
                                    initializers={"lo": np.asarray(-0.2, np.float32),
                                                  "hi": np.asarray(0.4, np.float32)}, opset=13),
      {"x": randn(3, 17)}, npu=True)
-# The vector unit's gelu is the exact one: the tanh approximation stays behind.
-for approximate, on_npu in (("none", True), ("tanh", False)):
+# The exact gelu is one npu.activation; the tanh approximation a chain with a tanh.
+for approximate, on_npu in (("none", True), ("tanh", True)):
     case(f"gelu${approximate}", single("Gelu", {"x": [3, 5, 7]}, [3, 5, 7],
                                        {"approximate": approximate}, opset=20),
          {"x": randn(3, 5, 7) * 2}, npu=on_npu)

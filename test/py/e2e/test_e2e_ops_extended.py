@@ -246,7 +246,15 @@ def test_op(name):
     compile_and_check(onnx_model, feeds, target)
 
 
-@pytest.mark.parametrize("name", ["topk$largest-default", "trilu$upper1_k0-default",
+def test_trilu_with_a_constant_mask_runs_on_the_vector_unit():
+    """Trilu selects by a mask known when compiling: npu.select, nothing falls back."""
+    onnx_model, feeds, target = CASES["trilu$upper1_k0-default"]
+    compiled, _ = compile_and_check(onnx_model, feeds, target)
+    assert compiled.fallback_ops == []
+    assert '"npu.select"' in str(compiled.module)
+
+
+@pytest.mark.parametrize("name", ["topk$largest-default", "argmax$first_of_ties-default",
                                   "gatherelements$axis1_negative_indices-default"])
 def test_ops_without_an_npu_form_are_reported_on_the_fallback_engine(name):
     onnx_model, feeds, target = CASES[name]

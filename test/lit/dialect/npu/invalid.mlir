@@ -187,10 +187,10 @@ func.func @depthwise_activation_is_one_of_the_known_ones(%a: memref<1x4x4x4xf32,
 
 // -----
 
-// elementwise kind is add/sub/mul/max/min
-func.func @elementwise_kind_is_add_sub_mul_max_min(%a: memref<4xf32, 1>) {
-  // expected-error @below {{'"div"' does not satisfy the constraint}}
-  "npu.elementwise"(%a, %a, %a) {kind = "div"} : (memref<4xf32, 1>, memref<4xf32, 1>, memref<4xf32, 1>) -> ()
+// elementwise kind is add/sub/mul/div/max/min
+func.func @elementwise_kind_is_add_sub_mul_div_max_min(%a: memref<4xf32, 1>) {
+  // expected-error @below {{'"pow"' does not satisfy the constraint}}
+  "npu.elementwise"(%a, %a, %a) {kind = "pow"} : (memref<4xf32, 1>, memref<4xf32, 1>, memref<4xf32, 1>) -> ()
   return
 }
 
@@ -299,5 +299,23 @@ func.func @no_such_npu_op() {
 func.func @no_such_npu_type() {
   // expected-error @below {{expected dynamic type}}
   %x = "npu.alloc"() : () -> !npu.tokn
+  return
+}
+
+// -----
+
+// reduce kind is sum/max/min
+func.func @reduce_kind_is_sum_max_min(%x: memref<4x8xf32, 1>, %y: memref<4xf32, 1>) {
+  // expected-error @below {{'"prod"' does not satisfy the constraint}}
+  "npu.reduce"(%x, %y) {kind = "prod", dims = array<i64: 1>, accumulate = false} : (memref<4x8xf32, 1>, memref<4xf32, 1>) -> ()
+  return
+}
+
+// -----
+
+// compare kind is eq/ne/lt/le/gt/ge
+func.func @compare_kind(%x: memref<4xf32, 1>, %m: memref<4xi1, 1>) {
+  // expected-error @below {{'"lg"' does not satisfy the constraint}}
+  "npu.compare"(%x, %x, %m) {kind = "lg"} : (memref<4xf32, 1>, memref<4xf32, 1>, memref<4xi1, 1>) -> ()
   return
 }

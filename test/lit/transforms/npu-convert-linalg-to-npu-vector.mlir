@@ -1,0 +1,144 @@
+// RUN: atvoss-opt %s -split-input-file -npu-convert-linalg-to-npu | FileCheck %s
+
+// Reductions, math functions, division, comparisons, selects and float
+// conversions on SRAM tiles become vector-unit ops.
+
+// A sum from a zero fill (npu.init, its identity) starts without the fill.
+// CHECK-LABEL: func.func @reduce$sum_from_identity
+// CHECK-NOT:     "npu.fill"
+// CHECK:         "npu.reduce"(%{{.*}}, %{{.*}}) {accumulate = false, dims = array<i64: 1>, kind = "sum"} : (memref<16x64xf32, 1>, memref<16xf32, 1>)
+func.func @reduce$sum_from_identity(%x: memref<16x64xf32, 1>, %y: memref<16xf32, 1>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {npu.init} ins(%zero : f32) outs(%y : memref<16xf32, 1>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<16x64xf32, 1>) outs(%y : memref<16xf32, 1>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A later step of a split reduction accumulates; a fill that is not the
+// identity stays as npu.fill.
+// CHECK-LABEL: func.func @reduce$accumulate
+// CHECK:         "npu.fill"(%{{.*}}) {value = 1.000000e+00 : f64}
+// CHECK-NEXT:    "npu.reduce"(%{{.*}}, %{{.*}}) {accumulate = true, dims = array<i64: 0, 2>, kind = "max"}
+// CHECK-NEXT:    "npu.reduce"(%{{.*}}, %{{.*}}) {accumulate = true, dims = array<i64: 0, 2>, kind = "max"}
+func.func @reduce$accumulate(%x: memref<2x8x32xf32, 1>, %y: memref<8xf32, 1>) {
+  %one = arith.constant 1.0 : f32
+  linalg.fill {npu.init} ins(%one : f32) outs(%y : memref<8xf32, 1>)
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, j, k)>, affine_map<(i, j, k) -> (j)>],
+                  iterator_types = ["reduction", "parallel", "reduction"]}
+      ins(%x : memref<2x8x32xf32, 1>) outs(%y : memref<8xf32, 1>) {
+  ^bb0(%in: f32, %acc: f32):
+    %m = arith.maximumf %acc, %in : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, j, k)>, affine_map<(i, j, k) -> (j)>],
+                  iterator_types = ["reduction", "parallel", "reduction"]}
+      ins(%x : memref<2x8x32xf32, 1>) outs(%y : memref<8xf32, 1>) {
+  ^bb0(%in: f32, %acc: f32):
+    %m = arith.maximumf %acc, %in : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// Layer norm's inverse standard deviation: add epsilon, rsqrt.
+// CHECK-LABEL: func.func @rsqrt$of_variance
+// CHECK:         "npu.elementwise"(%{{.*}}, %{{.*}}, %{{.*}}) {kind = "add"}
+// CHECK:         "npu.activation"(%{{.*}}, %{{.*}}) {kind = "rsqrt"}
+func.func @rsqrt$of_variance(%v: memref<16x1xf32, 1>, %y: memref<16x1xf32, 1>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%v : memref<16x1xf32, 1>) outs(%y : memref<16x1xf32, 1>) {
+  ^bb0(%in: f32, %out: f32):
+    %eps = arith.constant 1.0e-5 : f32
+    %s = arith.addf %in, %eps : f32
+    %r = math.rsqrt %s : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// exp(x - max) with the row max broadcast as (i, 0), then x / sum.
+// CHECK-LABEL: func.func @softmax$steps
+// CHECK:         "npu.elementwise"(%{{.*}}, %{{.*}}, %{{.*}}) {kind = "sub"} : (memref<16x64xf32, 1>, memref<16x1xf32, 1>, memref<16x64xf32{{.*}}>)
+// CHECK:         "npu.activation"(%{{.*}}, %{{.*}}) {kind = "exp"}
+// CHECK:         "npu.elementwise"(%{{.*}}, %{{.*}}, %{{.*}}) {kind = "div"} : (memref<16x64xf32, 1>, memref<16x1xf32, 1>, memref<16x64xf32, 1>)
+func.func @softmax$steps(%x: memref<16x64xf32, 1>, %m: memref<16x1xf32, 1>, %e: memref<16x64xf32, 1>,
+                         %s: memref<16x1xf32, 1>, %y: memref<16x64xf32, 1>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, 0)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m : memref<16x64xf32, 1>, memref<16x1xf32, 1>) outs(%e : memref<16x64xf32, 1>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %d = arith.subf %a, %b : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, 0)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%e, %s : memref<16x64xf32, 1>, memref<16x1xf32, 1>) outs(%y : memref<16x64xf32, 1>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.divf %a, %b : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A mask by comparison, and a select by an i1 input with a constant branch
+// (a one-element buffer around the tile loop).
+// CHECK-LABEL: func.func @mask$compare_select
+// CHECK:         "npu.compare"(%{{.*}}, %{{.*}}, %{{.*}}) {kind = "gt"} : (memref<16x64xf32, 1>, memref<16x1xf32, 1>, memref<16x64xi1, 1>)
+// CHECK:         %[[ZERO:.*]] = "npu.alloc"() : () -> memref<1xf32, 1>
+// CHECK:         "npu.fill"(%[[ZERO]]) {value = 0.000000e+00 : f64}
+// CHECK:         "npu.select"(%{{.*}}, %[[ZERO]], %{{.*}}, %{{.*}}) : (memref<16x64xi1, 1>, memref<1xf32, 1>, memref<16x64xf32, 1>, memref<16x64xf32, 1>)
+func.func @mask$compare_select(%x: memref<16x64xf32, 1>, %t: memref<16x1xf32, 1>, %c: memref<16x64xi1, 1>,
+                               %y: memref<16x64xf32, 1>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, 0)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %t : memref<16x64xf32, 1>, memref<16x1xf32, 1>) outs(%c : memref<16x64xi1, 1>) {
+  ^bb0(%a: f32, %b: f32, %out: i1):
+    %r = arith.cmpf ogt, %a, %b : f32
+    linalg.yield %r : i1
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %x : memref<16x64xi1, 1>, memref<16x64xf32, 1>) outs(%y : memref<16x64xf32, 1>) {
+  ^bb0(%m: i1, %a: f32, %out: f32):
+    %zero = arith.constant 0.0 : f32
+    %r = arith.select %m, %zero, %a : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A float conversion is npu.activation "none" between the two types.
+// CHECK-LABEL: func.func @convert$f16_to_f32
+// CHECK:         "npu.activation"(%{{.*}}, %{{.*}}) {kind = "none"} : (memref<16x64xf16, 1>, memref<16x64xf32, 1>)
+func.func @convert$f16_to_f32(%x: memref<16x64xf16, 1>, %y: memref<16x64xf32, 1>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<16x64xf16, 1>) outs(%y : memref<16x64xf32, 1>) {
+  ^bb0(%in: f16, %out: f32):
+    %r = arith.extf %in : f16 to f32
+    linalg.yield %r : f32
+  }
+  return
+}

@@ -1,0 +1,168 @@
+"""The ops of transformer models (Softmax, LayerNormalization,
+RMSNormalization, Gelu, ReduceMean/Sum/Max/Min, GlobalAveragePool, the ONNX
+Attention op) and a whole encoder layer, through atvoss_mlir.compile and the
+simulator, against onnxruntime: fp32 within FP32, fp16 within FP16.
+
+Every case must also run entirely on the NPU's vector and matrix units:
+`compiled.fallback_ops == []` and no busy cycle on the scalar fallback engine.
+
+Each case runs on the default machine (1 MiB of SRAM: a row fits whole, the
+compiler may keep it in one pass) and on ROW_SPLIT_TARGET, whose SRAM cannot
+hold one softmax / normalization / reduction row with double buffering, so
+the row must be split into tiles and reduced in two passes (or online)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from e2e_testing import DEFAULT_TARGET, FP16, FP32, compile_and_check
+from onnx_testing import randn, single
+
+from atvoss_mlir.testing.transformer_models import MASKS, attention_op, encoder_layer
+
+I64 = np.int64
+F16 = np.float16
+
+# The long axis of the per-op shapes (the softmax / normalization / reduction
+# axis) has ROW elements. With 8 KiB of SRAM:
+#   fp32: one row is 2048 * 4 B = 8 KiB, the whole SRAM; double buffering needs
+#         2 input + 2 output row buffers = 32 KiB > 8 KiB.
+#   fp16: one row is 2048 * 2 B = 4 KiB; double buffered in + out = 16 KiB > 8 KiB.
+# So no row fits whole with double buffering: rows are split, two-pass forms forced.
+ROW = 2048
+ROW_SPLIT_TARGET = "npu -max-sram-bytes=8192"
+TARGETS = {"default": DEFAULT_TARGET, "small_sram": ROW_SPLIT_TARGET}
+DTYPES = {"fp32": (np.float32, FP32), "fp16": (F16, FP16)}
+
+# onnx.checker and onnxruntime want IR version 9 for opset 20, 11 for opset 23.
+IR_VERSIONS = {13: 8, 17: 8, 18: 8, 20: 9, 23: 11}
+
+target_params = pytest.mark.parametrize("target", list(TARGETS.values()), ids=list(TARGETS))
+dtype_params = pytest.mark.parametrize("dtype,tolerance", list(DTYPES.values()), ids=list(DTYPES))
+
+
+def op_model(op_type, x_shape, out_shape, attributes=None, initializers=None, opset=17,
+             dtype=np.float32):
+    made = single(op_type, {"x": x_shape}, out_shape, attributes, initializers, opset,
+                  dtype=dtype)
+    made.ir_version = IR_VERSIONS[opset]
+    return made
+
+
+def check_on_npu(onnx_model, feeds, target, tolerance):
+    """Numerics against onnxruntime, then nothing left on the fallback engine."""
+    compiled, _ = compile_and_check(onnx_model, feeds, target, **tolerance)
+    assert compiled.fallback_ops == [], \
+        "ops left on the fallback engine:\n" + "\n".join(compiled.fallback_ops)
+    busy = compiled.report["engines"]["fallback"]["busy_cycles"]
+    assert busy == 0, f"{busy} busy cycles on the fallback engine"
+    return compiled
+
+
+def long_axis_shape(small: list[int], axis: int) -> list[int]:
+    """`small` with ROW inserted at `axis`: [3, 5], 1 -> [3, 2048, 5]."""
+    shape = list(small)
+    shape.insert(axis, ROW)
+    return shape
+
+
+# -- softmax (opset 13: along one axis) ------------------------------------------------------
+SOFTMAX_CASES = [(rank, axis) for rank in (3, 4) for axis in range(rank)] + [(4, -1)]
+
+
+@target_params
+@dtype_params
+@pytest.mark.parametrize("rank,axis", SOFTMAX_CASES,
+                         ids=[f"rank{r}_axis{a}" for r, a in SOFTMAX_CASES])
+def test_softmax(rank, axis, dtype, tolerance, target):
+    small = [3, 5] if rank == 3 else [2, 3, 2]
+    shape = long_axis_shape(small, axis % rank)
+    check_on_npu(op_model("Softmax", shape, shape, {"axis": axis}, opset=13, dtype=dtype),
+                 {"x": (randn(*shape) * 3).astype(dtype)}, target, tolerance)
+
+
+# -- normalizations over the last axis -------------------------------------------------------
+NORM_SHAPE = [3, 5, ROW]
+
+
+@target_params
+@dtype_params
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no_bias"])
+def test_layer_normalization(bias, dtype, tolerance, target):
+    initializers = {"scale": (1 + 0.2 * randn(ROW, seed=1)).astype(dtype)}
+    if bias:
+        initializers["bias"] = (0.1 * randn(ROW, seed=2)).astype(dtype)
+    onnx_model = op_model("LayerNormalization", NORM_SHAPE, NORM_SHAPE,
+                          {"axis": -1, "epsilon": 1e-5}, initializers, dtype=dtype)
+    # An offset mean: the variance must not be taken as E[x^2] - E[x]^2 carelessly.
+    check_on_npu(onnx_model, {"x": (randn(*NORM_SHAPE) * 2 + 3).astype(dtype)}, target,
+                 tolerance)
+
+
+@target_params
+@dtype_params
+def test_rms_normalization(dtype, tolerance, target):
+    onnx_model = op_model("RMSNormalization", NORM_SHAPE, NORM_SHAPE,
+                          {"axis": -1, "epsilon": 1e-5},
+                          {"scale": (1 + 0.2 * randn(ROW, seed=1)).astype(dtype)}, opset=23,
+                          dtype=dtype)
+    check_on_npu(onnx_model, {"x": (randn(*NORM_SHAPE) * 2).astype(dtype)}, target, tolerance)
+
+
+# -- Gelu (opset 20) ---------------------------------------------------------------------------
+@target_params
+@dtype_params
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu(approximate, dtype, tolerance, target):
+    shape = [3, ROW]
+    check_on_npu(op_model("Gelu", shape, shape, {"approximate": approximate}, opset=20,
+                          dtype=dtype), {"x": (randn(*shape) * 3).astype(dtype)}, target,
+                 tolerance)
+
+
+# -- reductions (opset 18: axes as an initializer input) --------------------------------------
+REDUCE_SHAPE = [3, ROW, 4]
+REDUCE_AXES = {"axis1": [1], "axes0_2": [0, 2], "axes_last2": [-2, -1]}
+
+
+@target_params
+@dtype_params
+@pytest.mark.parametrize("keepdims", [0, 1], ids=["keepdims0", "keepdims1"])
+@pytest.mark.parametrize("axes", list(REDUCE_AXES.values()), ids=list(REDUCE_AXES))
+@pytest.mark.parametrize("op_type", ["ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"])
+def test_reduce(op_type, axes, keepdims, dtype, tolerance, target):
+    rank = len(REDUCE_SHAPE)
+    reduced = {a % rank for a in axes}
+    out_shape = [1 if i in reduced else n for i, n in enumerate(REDUCE_SHAPE)
+                 if keepdims or i not in reduced]
+    onnx_model = op_model(op_type, REDUCE_SHAPE, out_shape, {"keepdims": keepdims},
+                          {"axes": np.asarray(axes, I64)}, opset=18, dtype=dtype)
+    check_on_npu(onnx_model, {"x": randn(*REDUCE_SHAPE).astype(dtype)}, target, tolerance)
+
+
+@target_params
+@dtype_params
+def test_global_average_pool(dtype, tolerance, target):
+    shape = [2, 3, 32, ROW // 32]   # a 2048-element plane per channel
+    check_on_npu(op_model("GlobalAveragePool", shape, shape[:2] + [1, 1], dtype=dtype),
+                 {"x": randn(*shape).astype(dtype)}, target, tolerance)
+
+
+# -- the Attention op (opset 23) -----------------------------------------------------------------
+# q [2, heads, 8, 16]; k, v [2, heads, ROW, 16]: a score row has ROW keys.
+@target_params
+@dtype_params
+@pytest.mark.parametrize("heads", [1, 4], ids=["1head", "4heads"])
+@pytest.mark.parametrize("mask", MASKS, ids=[str(m).lower() for m in MASKS])
+def test_attention(mask, heads, dtype, tolerance, target):
+    onnx_model, feeds = attention_op(2, 8, ROW, heads, 16, mask, dtype=dtype)
+    check_on_npu(onnx_model, feeds, target, tolerance)
+
+
+# -- a whole encoder layer ---------------------------------------------------------------------
+@target_params
+@dtype_params
+def test_encoder_layer(dtype, tolerance, target):
+    onnx_model, feeds = encoder_layer(seq=16, d_model=64, heads=4, ffn=128, dtype=dtype)
+    check_on_npu(onnx_model, feeds, target, tolerance)
