@@ -20,6 +20,7 @@ from mlir import ir
 from mlir.dialects import linalg
 
 from ..dialects import npu
+from ..recipes.absorbed import window_input
 from ..recipes.conv import CONV2D
 from ..recipes.depthwise import DEPTHWISE
 from ..recipes.pooling import POOLING
@@ -32,14 +33,17 @@ WINDOW_OPS = CONV2D.ops + DEPTHWISE.ops + POOLING.ops
 
 def into_padded_window_input(target: ir.Value) -> bool:
     """Whether the copy fills the interior of a padded buffer (a bufferized
-    tensor.pad) that a convolution or pooling reads: its recipe reads the
-    source directly and writes the padding in SRAM (recipes/absorbed.py)."""
+    tensor.pad) that a convolution or pooling reads and folds: its recipe reads
+    the source directly and writes the padding in SRAM (recipes/absorbed.py).
+    A slice of a concatenation that such an op reads is not one."""
     if not isinstance(target, ir.OpResult) or target.owner.name != "memref.subview":
         return False
     padded = target.owner.operands[0]
     if not isinstance(padded, ir.OpResult) or padded.owner.name != "memref.alloc":
         return False
-    return any(use.owner.name in WINDOW_OPS for use in padded.uses)
+    readers = [use.owner for use in padded.uses if use.owner.name in WINDOW_OPS]
+    return bool(readers) and all(window_input(reader, padded, "input")[0] != padded
+                                 for reader in readers)
 
 
 def refusal(source: ir.Value, target: ir.Value) -> str | None:

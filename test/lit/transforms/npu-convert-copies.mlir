@@ -52,3 +52,25 @@ func.func @conv$padded_input(%x: memref<1x8x8x4xf32>, %w: memref<3x3x4x8xf32>, %
       ins(%padded, %w : memref<1x10x10x4xf32>, memref<3x3x4x8xf32>) outs(%y : memref<1x8x8x8xf32>)
   return
 }
+
+// -----
+
+// The slices of a concatenation that a convolution reads are not a padded
+// input: the conv reads the whole buffer, so both copies move by DMA.
+
+// CHECK-LABEL: func.func @conv$reads_a_concatenation
+// CHECK-COUNT-2: linalg.copy
+// CHECK-NOT:     memref.copy
+// PIPELINE-LABEL: func.func @conv$reads_a_concatenation
+// PIPELINE-NOT:   memref.copy
+func.func @conv$reads_a_concatenation(%a: memref<1x8x8x4xf32>, %b: memref<1x8x8x4xf32>,
+                                      %w: memref<1x1x8x8xf32>, %y: memref<1x8x8x8xf32>) {
+  %joined = memref.alloc() : memref<1x8x8x8xf32>
+  %left = memref.subview %joined[0, 0, 0, 0] [1, 8, 8, 4] [1, 1, 1, 1] : memref<1x8x8x8xf32> to memref<1x8x8x4xf32, strided<[512, 64, 8, 1]>>
+  memref.copy %a, %left : memref<1x8x8x4xf32> to memref<1x8x8x4xf32, strided<[512, 64, 8, 1]>>
+  %right = memref.subview %joined[0, 0, 0, 4] [1, 8, 8, 4] [1, 1, 1, 1] : memref<1x8x8x8xf32> to memref<1x8x8x4xf32, strided<[512, 64, 8, 1], offset: 4>>
+  memref.copy %b, %right : memref<1x8x8x4xf32> to memref<1x8x8x4xf32, strided<[512, 64, 8, 1], offset: 4>>
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%joined, %w : memref<1x8x8x8xf32>, memref<1x1x8x8xf32>) outs(%y : memref<1x8x8x8xf32>)
+  return
+}
