@@ -31,6 +31,11 @@ _PAD_AMOUNTS = re.compile(r"\btensor\.pad\b[^\n]*?\b(?:low|high)\s*\[([^\]]*)\]"
 # null attribute and abort.
 _INTEGER_LISTS = re.compile(r"\b(?:permutation|dimensions)\s*=\s*\[([^\]]*)\]")
 _I64_LIMIT = 1 << 63
+# Convolution and pooling strides and dilations: upstream canonicalization
+# folds their affine maps and aborts when a product overflows (a dilation of
+# 2^63 - 1), so they are bounded before any pass runs.
+_WINDOW_STEPS = re.compile(r"\b(strides|dilations)\s*=\s*dense\s*<\s*\[?([^>\]]*)")
+_WINDOW_STEP_LIMIT = 1 << 31
 
 
 def _error_at(text: str, offset: int, message: str, context, filename: str):
@@ -55,6 +60,13 @@ def check_text(text: str, context: ir.Context, filename: str = "-") -> None:
                     raise _error_at(text, match.start(1) + match.group(1).find(literal),
                                     f"integer {literal} is out of range for i64", context,
                                     filename)
+    if "strides" in text or "dilations" in text:
+        for match in _WINDOW_STEPS.finditer(text):
+            for literal in re.findall(r"-?\d+", match.group(2)):
+                if not 0 < int(literal) < _WINDOW_STEP_LIMIT:
+                    raise _error_at(text, match.start(2) + match.group(2).find(literal),
+                                    f"{match.group(1)} value {literal} is out of range "
+                                    f"[1, 2^31)", context, filename)
     for match in _DENSE_ARRAY.finditer(text):
         before = text[match.start() - 1] if match.start() else " "
         if match.group(1) in _READABLE_ELEMENTS or before.isalnum() or before in "_.!":
