@@ -162,4 +162,5 @@ class Translator:
 
 
 # Register the handlers.
-from . import ops_builtin, ops_linalg, ops_memref, ops_npu  # noqa: E402,F401
+from . import (ops_builtin, ops_linalg, ops_memref, ops_npu_matrix,  # noqa: E402,F401
+               ops_npu_memory, ops_npu_vector)
