@@ -17,7 +17,8 @@ from .problem import (INIT_ATTR, VECTOR_TYPES, LoopDim, OperandTile, Recipe, Til
 from .sram_ops import full_rank_view, in_sram, scratch, sram_buffer, view_sizes
 from .tile_ir import subview
 from .vector_body import (COMMUTATIVE, FLOAT_TYPES, SWAPPED, ActivationStep, BinaryStep,
-                          CompareStep, CopyStep, Ref, SelectStep, body_program)
+                          CompareStep, CopyStep, Ref, SelectStep, body_program,
+                          step_constants)
 
 NAMED_BINARY = {"linalg.add": "add", "linalg.sub": "sub", "linalg.mul": "mul",
                 "linalg.max": "max", "linalg.min": "min"}
@@ -99,14 +100,14 @@ def elementwise_problem(op, target) -> TilingProblem:
                                 is_output=True))
     check_broadcasts(steps, {i for i, m in enumerate(maps) if is_broadcast(m)})
     n_steps = max(1, len(steps))
+    constants = step_constants(steps)
     dims = elementwise_dims(shape)
 
     def temporaries(t):
         alignment = target.sram_alignment
         tile_bytes = -(-math.prod(t) * element_bytes(operands[-1].element_type) // alignment) \
             * alignment
-        constants = sum(1 for s in steps if isinstance(s, BinaryStep) and s.rhs.source == "const")
-        return max(0, n_steps - 1) * tile_bytes + constants * target.sram_alignment
+        return max(0, n_steps - 1) * tile_bytes + len(constants) * target.sram_alignment
     return TilingProblem(op, ELEMENTWISE, dims, operands,
                          lambda t: step_cycles(steps, math.prod(t), target),
                          temporaries, {"steps": steps})
@@ -199,11 +200,8 @@ class ElementwiseRecipe(Recipe):
             # values they combine with (a comparison's inputs, not its i1 mask).
             constant_type = ir.MemRefType(operands[0].type).element_type \
                 if isinstance(steps[0], CompareStep) else element_type
-            for step in steps:
-                for ref in (getattr(step, "rhs", None), getattr(step, "on_true", None),
-                            getattr(step, "on_false", None)):
-                    if ref is not None and ref.source == "const" and ref.value not in constants:
-                        constants[ref.value] = scratch(op, [1], constant_type, ref.value)
+            for constant in step_constants(steps):
+                constants[constant] = scratch(op, [1], constant_type, constant)
 
             def value(ref: Ref):
                 if ref.source == "in":

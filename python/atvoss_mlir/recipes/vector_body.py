@@ -40,7 +40,7 @@ class Ref(NamedTuple):
 
 @dataclass
 class BinaryStep:
-    kind: str            # add, sub, mul, max, min
+    kind: str            # add, sub, mul, div, max, min
     lhs: Ref
     rhs: Ref
     result: Ref
@@ -165,6 +165,21 @@ def body_program(block: ir.Block, n_inputs: int) -> list:
             and operations[1].operands[0] == operations[0].results[0]:
         return [CopyStep(Ref("in", 0))]   # a float conversion: npu.activation "none"
     steps = []
+
+    def ref(value):
+        """What a step reads for `value`: an input, an earlier step's result or a
+        scalar constant (one canonicalization hoisted out of the body included);
+        None for anything else."""
+        if value not in names and constant_value(value) is not None:
+            names[value] = Ref("const", float(constant_value(value)))
+        return names.get(value)
+
+    def computed(op, step_type, *operands, **attributes) -> None:
+        """Append a step computing the result of `op`."""
+        result = Ref("tmp", len(steps))
+        steps.append(step_type(*operands, result=result, **attributes))
+        names[op.results[0]] = result
+
     for op in operations[:-1]:
         name = op.name
         if name == "arith.constant":
@@ -176,32 +191,23 @@ def body_program(block: ir.Block, n_inputs: int) -> list:
         if name == "arith.divf" and op.operands[0] in names:
             reciprocal = reciprocal_of(op.operands[1])
             if reciprocal is not None:   # x / c as x * (1/c): the vector unit multiplies
-                result = Ref("tmp", len(steps))
-                steps.append(BinaryStep("mul", names[op.operands[0]], Ref("const", reciprocal),
-                                        result))
-                names[op.results[0]] = result
+                computed(op, BinaryStep, "mul", names[op.operands[0]], Ref("const", reciprocal))
                 continue
         if name in UNARY_KINDS:
-            source = op.operands[0]
-            if source not in names or names[source].source == "const":
+            source = ref(op.operands[0])
+            if source is None or source.source == "const":
                 raise Unsupported(f"'{name}' of a value defined outside the body or a constant")
-            result = Ref("tmp", len(steps))
-            steps.append(ActivationStep(UNARY_KINDS[name], names[source], result))
-            names[op.results[0]] = result
+            computed(op, ActivationStep, UNARY_KINDS[name], source)
             continue
-        if name == "arith.divf" and constant_value(op.operands[0]) == 1.0 \
-                and op.operands[1] in names:   # 1 / x
-            result = Ref("tmp", len(steps))
-            steps.append(ActivationStep("reciprocal", names[op.operands[1]], result))
-            names[op.results[0]] = result
-            continue
+        if name == "arith.divf" and constant_value(op.operands[0]) == 1.0:   # 1 / x
+            denominator = ref(op.operands[1])
+            if denominator is not None and denominator.source != "const":
+                computed(op, ActivationStep, "reciprocal", denominator)
+                continue
         if name in ("arith.cmpf", "arith.cmpi"):
             kinds = CMPF_KINDS if name == "arith.cmpf" else CMPI_KINDS
             kind = kinds.get(ir.IntegerAttr(op.attributes["predicate"]).value)
-            for value in op.operands:
-                if value not in names and constant_value(value) is not None:
-                    names[value] = Ref("const", float(constant_value(value)))
-            lhs, rhs = (names.get(value) for value in op.operands)
+            lhs, rhs = (ref(value) for value in op.operands)
             if kind is not None and lhs is not None and lhs.source == "const":
                 kind, lhs, rhs = SWAPPED[kind], rhs, lhs
             if kind is None or lhs is None or rhs is None or lhs.source == "const":
@@ -209,43 +215,29 @@ def body_program(block: ir.Block, n_inputs: int) -> list:
                                   f"compare for")
             if op.results[0] != operations[-1].operands[0]:
                 raise Unsupported("a comparison whose mask is not the op's result")
-            result = Ref("tmp", len(steps))
-            steps.append(CompareStep(kind, lhs, rhs, result))
-            names[op.results[0]] = result
+            computed(op, CompareStep, kind, lhs, rhs)
             continue
         if name == "arith.select":
-            for value in op.operands[1:]:
-                if value not in names and constant_value(value) is not None:
-                    names[value] = Ref("const", float(constant_value(value)))
-            condition, on_true, on_false = (names.get(value) for value in op.operands)
+            condition, on_true, on_false = (ref(value) for value in op.operands)
             if condition is None or condition.source != "in" or on_true is None \
                     or on_false is None:
                 raise Unsupported("a select whose condition is not an input of the op")
-            result = Ref("tmp", len(steps))
-            steps.append(SelectStep(condition, on_true, on_false, result))
-            names[op.results[0]] = result
+            computed(op, SelectStep, condition, on_true, on_false)
             continue
         if name not in BINARY_KINDS:
             raise Unsupported(f"'{name}' in the body has no vector-unit instruction")
-        operands = []
-        for value in op.operands:
-            if value not in names and constant_value(value) is not None:
-                names[value] = Ref("const", float(constant_value(value)))
-            if value not in names:
-                raise Unsupported("the body reads the output's old value or a value "
-                                  "defined outside it")
-            operands.append(names[value])
+        lhs, rhs = (ref(value) for value in op.operands)
+        if lhs is None or rhs is None:
+            raise Unsupported("the body reads the output's old value or a value "
+                              "defined outside it")
         kind = BINARY_KINDS[name]
-        result = Ref("tmp", len(steps))
-        lhs, rhs = operands
         if lhs.source == "const" and rhs.source == "const":
             raise Unsupported("a constant-only expression in the body")
         if lhs.source == "const":
             if kind not in COMMUTATIVE:
                 raise Unsupported(f"'{name}' with a constant left operand")
             lhs, rhs = rhs, lhs
-        steps.append(BinaryStep(kind, lhs, rhs, result))
-        names[op.results[0]] = result
+        computed(op, BinaryStep, kind, lhs, rhs)
     yielded = operations[-1].operands
     if len(yielded) != 1 or yielded[0] not in names or names[yielded[0]].source == "const":
         raise Unsupported("the body must yield one computed value")
@@ -254,6 +246,18 @@ def body_program(block: ir.Block, n_inputs: int) -> list:
     elif names[yielded[0]] != Ref("tmp", len(steps) - 1):
         raise Unsupported("the body's result is not its last operation")
     return fuse_activations(steps)
+
+
+def step_constants(steps: list) -> list[float]:
+    """The scalar constants the steps read, each once: one-element SRAM
+    buffers around the tile loop."""
+    found = []
+    for step in steps:
+        for name in ("rhs", "on_true", "on_false"):
+            ref = getattr(step, name, None)
+            if ref is not None and ref.source == "const" and ref.value not in found:
+                found.append(ref.value)
+    return found
 
 
 def is_binary(step, kind: str) -> bool:
