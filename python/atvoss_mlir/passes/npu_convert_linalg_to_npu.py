@@ -25,6 +25,7 @@ from ..recipes import RECIPES, linalg_ops
 from ..recipes.problem import Unsupported
 from ..recipes.sram_ops import in_sram
 from . import ModulePass, PassContext
+from .npu_verify_common import COMPUTE_OPS, DMA_OPS
 
 
 def fold_casts(op, rewriter):
@@ -37,10 +38,8 @@ def fold_casts(op, rewriter):
     return not folded
 
 
-NPU_OPS_WITH_MEMREFS = ("npu.dma_load", "npu.dma_store", "npu.matmul", "npu.conv2d",
-                        "npu.depthwise_conv2d", "npu.elementwise", "npu.activation", "npu.reduce", "npu.compare",
-                        "npu.select", "npu.pool2d",
-                        "npu.transpose", "npu.im2col", "npu.fill", "npu.requantize")
+# Every npu op reading or writing memrefs: the compute ops and the DMAs.
+NPU_OPS_WITH_MEMREFS = sorted(COMPUTE_OPS | DMA_OPS)
 
 
 def patterns(refusals: dict) -> RewritePatternSet:

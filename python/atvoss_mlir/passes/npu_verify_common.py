@@ -33,8 +33,8 @@ OPERAND_NAMES = {
 # The operand each compute op writes.
 OUTPUT_OPERAND = {
     "npu.matmul": 2, "npu.conv2d": 2, "npu.depthwise_conv2d": 2, "npu.elementwise": 2,
-    "npu.activation": 1, "npu.compare": 2, "npu.select": 3, "npu.reduce": 1, "npu.pool2d": 1, "npu.transpose": 1, "npu.im2col": 1,
-    "npu.fill": 0, "npu.requantize": 1,
+    "npu.activation": 1, "npu.compare": 2, "npu.select": 3, "npu.reduce": 1, "npu.pool2d": 1,
+    "npu.transpose": 1, "npu.im2col": 1, "npu.fill": 0, "npu.requantize": 1,
 }
 COMPUTE_OPS = frozenset(OUTPUT_OPERAND)
 DMA_OPS = frozenset({"npu.dma_load", "npu.dma_store"})

@@ -188,7 +188,7 @@ def loop_orders(problem) -> list[tuple]:
     reduction = tuple(i for i, d in enumerate(problem.dims) if d.reduction)
     varied = [i for i in parallel if problem.dims[i].candidates not in ("one", "full")]
     fixed = [i for i in parallel if i not in varied]
-    if problem.kind not in ("matmul", "batch_matmul", "conv2d") or len(varied) > 3:
+    if not problem.recipe.matrix_unit or len(varied) > 3:
         return [tuple(parallel) + reduction]
     return [tuple(fixed) + perm + reduction for perm in itertools.permutations(varied)]
 

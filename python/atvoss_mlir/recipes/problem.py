@@ -143,8 +143,7 @@ class TilingProblem:
         a matrix op or reduction that accumulates onto its initial contents."""
         if not operand.is_output:
             return True
-        return self.kind in ("matmul", "batch_matmul", "conv2d", "reduce") \
-            and self.init_value is None
+        return self.recipe.accumulates and self.init_value is None
 
 
 class Unsupported(Exception):
