@@ -45,6 +45,13 @@ class ImportFailure(Exception):
     """Raised by a handler for a node it cannot import; becomes a located error."""
 
 
+def normalized_axis(axis: int, rank: int) -> int:
+    """An ONNX axis in [-rank, rank) as its index in [0, rank)."""
+    if not -rank <= axis < rank:
+        raise ImportFailure(f"axis {axis} out of range for rank {rank}")
+    return axis % rank
+
+
 class Node:
     """The node being imported, as its handler sees it."""
 

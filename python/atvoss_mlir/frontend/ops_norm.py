@@ -7,7 +7,7 @@ from mlir import ir
 from mlir.dialects import arith, math
 
 from . import builders as b
-from .handler_api import ImportFailure, handles
+from .handler_api import ImportFailure, handles, normalized_axis
 
 
 # -- normalization -------------------------------------------------------------------------
@@ -164,10 +164,7 @@ def group_normalization(node):
 def rms_normalization(node):
     x = node.value(0)
     shape = b.shape_of(x)
-    axis = node.attr("axis", -1)
-    if not -len(shape) <= axis < len(shape):
-        raise ImportFailure(f"axis {axis} out of range for rank {len(shape)}")
-    axes = list(range(axis % len(shape), len(shape)))
+    axes = list(range(normalized_axis(node.attr("axis", -1), len(shape)), len(shape)))
     epsilon = node.attr("epsilon", 1e-5)
     count = float(np.prod([shape[a] for a in axes]))
     mean_square = _mean(b.elementwise([x], lambda a: arith.mulf(a[0], a[0])), axes, count)

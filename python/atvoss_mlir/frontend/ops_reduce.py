@@ -10,7 +10,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, math
 
 from . import builders as b
-from .handler_api import ImportFailure, handles
+from .handler_api import ImportFailure, handles, normalized_axis
 
 
 def reduction_axes(node, rank) -> list[int]:
@@ -142,10 +142,7 @@ def arg_extreme(x, axis: int, largest: bool, last: bool) -> ir.Value:
 def arg_max_min(node):
     x = node.value(0)
     shape = b.shape_of(x)
-    axis = node.attr("axis", 0)
-    if not -len(shape) <= axis < len(shape):
-        raise ImportFailure(f"axis {axis} out of range for rank {len(shape)}")
-    axis %= len(shape)
+    axis = normalized_axis(node.attr("axis", 0), len(shape))
     if shape[axis] == 0:
         raise node.unsupported(f"{node.op_type} along an empty axis")
     if _is_bool(b.element_of(x)):
@@ -201,10 +198,7 @@ def top_k(node):
     x = node.value(0)
     shape = b.shape_of(x)
     rank = len(shape)
-    axis = node.attr("axis", -1)
-    if not -rank <= axis < rank:
-        raise ImportFailure(f"axis {axis} out of range for rank {rank}")
-    axis %= rank
+    axis = normalized_axis(node.attr("axis", -1), rank)
     k = int(node.attr("k")) if node.opset < 10 else \
         int(node.required_constant(1, "k").reshape(-1)[0])
     length = shape[axis]
@@ -267,10 +261,7 @@ def cumulative(node):
     x = node.value(0)
     shape = b.shape_of(x)
     rank = len(shape)
-    axis = int(node.required_constant(1, "the axis").reshape(-1)[0])
-    if not -rank <= axis < rank:
-        raise ImportFailure(f"axis {axis} out of range for rank {rank}")
-    axis %= rank
+    axis = normalized_axis(int(node.required_constant(1, "the axis").reshape(-1)[0]), rank)
     element_type = b.element_of(x)
     product = node.op_type == "CumProd"
     exclusive, reverse = bool(node.attr("exclusive", 0)), bool(node.attr("reverse", 0))

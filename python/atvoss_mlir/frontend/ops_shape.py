@@ -10,6 +10,7 @@ import numpy as np
 from mlir import ir
 
 from . import builders as b
+from .handler_api import normalized_axis
 from .onnx_importer import ImportFailure, folds, handles
 
 
@@ -238,10 +239,7 @@ def gather(node):
     source = node.value(0)
     indices = node.constant(1)
     shape = b.shape_of(source)
-    axis = node.attr("axis", 0)
-    if not -len(shape) <= axis < len(shape):
-        raise ImportFailure(f"axis {axis} out of range for rank {len(shape)}")
-    axis %= len(shape)
+    axis = normalized_axis(node.attr("axis", 0), len(shape))
     if indices is None or indices.ndim > 1:
         from .ops_layout import gather_tensor
         return [gather_tensor(node, source, axis)]
