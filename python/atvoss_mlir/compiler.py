@@ -136,7 +136,8 @@ def load_module(model, context: ir.Context, diagnostics=None, fusion: int = 0) -
         from .frontend.graph_folds import fold_batchnorm_into_conv
         from .frontend.onnx_importer import import_onnx_model
         imported = import_onnx_model(
-            model, context, graph_rewrite=fold_batchnorm_into_conv if fusion >= 1 else None)
+            model, context, graph_rewrite=fold_batchnorm_into_conv if fusion >= 1 else None,
+            named_softmax=True)
         if diagnostics is not None:
             diagnostics.diagnostics.extend(imported.remarks)
         source = "<onnx>" if not isinstance(model, (str, os.PathLike)) else str(model)

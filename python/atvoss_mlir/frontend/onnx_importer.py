@@ -73,8 +73,9 @@ def _unsigned_refusal(what: str, dtype) -> str:
 
 class GraphImporter:
     def __init__(self, model: onnx.ModelProto, inferred: dict[str, list[int]], path: str | None,
-                 context: ir.Context, weights: str):
+                 context: ir.Context, weights: str, named_softmax: bool = False):
         self.model = model
+        self.named_softmax = named_softmax
         self.path = path
         self.context = context
         self.weights = weights
@@ -320,10 +321,14 @@ class ImportedModel:
 
 def import_onnx_model(model_or_path, context: ir.Context | None = None, *,
                       input_shapes: dict[str, list[int]] | None = None,
-                      weights: str = "dense", graph_rewrite=None) -> ImportedModel:
+                      weights: str = "dense", graph_rewrite=None,
+                      named_softmax: bool = False) -> ImportedModel:
     """`import_onnx`, with the graph's input and output names (a model file
     is read once: its weights are most of it). `graph_rewrite(model, path)`,
-    when given, rewrites the ModelProto first and returns it with its remarks."""
+    when given, rewrites the ModelProto first and returns it with its remarks.
+    With `named_softmax` a Softmax over one axis is a linalg.softmax, which the
+    npu pipeline runs in one pass or decomposes (npu-decompose-linalg); without,
+    it is the max, exp, sum and divide generics that run wherever linalg does."""
     if weights not in ("dense", "resource"):
         raise ValueError(f"weights must be 'dense' or 'resource', not {weights!r}")
     model, path = load_model(model_or_path)
@@ -334,7 +339,7 @@ def import_onnx_model(model_or_path, context: ir.Context | None = None, *,
     input_names = [i.name for i in model.graph.input if i.name not in initializers]
     output_names = [o.name for o in model.graph.output]
     from ..inputs import InputSpec, onnx_input_spec
-    module = _import(model, path, context, input_shapes, weights)
+    module = _import(model, path, context, input_shapes, weights, named_softmax)
     specs = [onnx_input_spec(i) for i in model.graph.input if i.name not in initializers]
     specs = [InputSpec(s.name, tuple(input_shapes[s.name]), s.dtype)
              if input_shapes and s.name in input_shapes else s for s in specs]
@@ -343,7 +348,8 @@ def import_onnx_model(model_or_path, context: ir.Context | None = None, *,
 
 
 def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None,
-            input_shapes: dict[str, list[int]] | None, weights: str) -> ir.Module:
+            input_shapes: dict[str, list[int]] | None, weights: str,
+            named_softmax: bool = False) -> ir.Module:
     if input_shapes:
         model = with_input_shapes(model, input_shapes)
     problem = opset_problem(model)
@@ -373,7 +379,7 @@ def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None
     context = context or _make_context()
     with context:
         try:
-            return GraphImporter(model, inferred, path, context, weights).run()
+            return GraphImporter(model, inferred, path, context, weights, named_softmax).run()
         except DiagnosticError:
             raise
         except Exception as error:  # never a traceback: report where the model is

@@ -122,6 +122,12 @@ def _softmax(node, x, rank):
     else:
         axes = [node.attr("axis", -1) % rank]
     element_type = b.element_of(x)
+    if node.op_type == "Softmax" and len(axes) == 1 and node.importer.named_softmax:
+        # linalg.softmax: one pass on the NPU when a row fits its SRAM, else
+        # decomposed by npu-decompose-linalg into the passes below.
+        shape = b.shape_of(x)
+        return linalg.SoftmaxOp([ir.RankedTensorType.get(shape, element_type)], x,
+                                b.empty(shape, element_type), axes[0]).results[0]
     peak = b.reduce_keepdims(x, axes, b.lowest(element_type), b.maximum)
     shifted = b.elementwise([x, peak], lambda a: arith.subf(a[0], a[1]))
     exponentials = b.elementwise([shifted], lambda a: math.exp(a[0]))

@@ -1,8 +1,10 @@
 """npu-decompose-linalg: rewrite linalg ops that are not structured ops into ones that are.
 
-Runs on tensors, first in the pipeline. `linalg.softmax` becomes its upstream
-decomposition (a max reduction, `exp(x - max)`, a sum reduction and a
-division: four `linalg.generic`s), `linalg.pack` / `linalg.unpack` become
+Runs on tensors, first in the pipeline. A `linalg.softmax` whose rows fit the
+SRAM budget stays, for the one-pass softmax recipe (recipes/softmax.py); any
+other becomes its upstream decomposition (a max reduction, `exp(x - max)`, a
+sum reduction and a division: four `linalg.generic`s, four passes through
+DRAM), with a remark saying which and why. `linalg.pack` / `linalg.unpack` become
 `tensor.pad` / reshapes around a `linalg.transpose`, and the Winograd
 transforms become loops of `linalg.matmul`s. None of the originals has an
 iteration space the NPU or the simulator's fallback engine could run, and
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects.transform import interpreter as transform_interpreter
 
+from ..recipes.softmax import SOFTMAX_TYPES, whole_row_working_set
 from . import ModulePass, PassContext
 
 # op name -> the transform op that rewrites one of them (its result types).
@@ -46,7 +49,7 @@ DECOMPOSITIONS = {
 _SCRIPT = """
 module attributes {{transform.with_named_sequence}} {{
   transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
-    %op = transform.structured.match ops{{["{name}"]}} in %root
+    %op = transform.structured.match ops{{["{name}"]}}{attributes} in %root
         : (!transform.any_op) -> {handle_type}
     {rewrite}
     transform.yield
@@ -59,7 +62,29 @@ def script_for(name: str) -> str:
     handle_type = ("!transform.any_op" if "any_op) ->" in DECOMPOSITIONS[name]
                    else f'!transform.op<"{name}">')
     return _SCRIPT.format(name=name, handle_type=handle_type,
-                          rewrite=DECOMPOSITIONS[name].format(h="%op"))
+                          rewrite=DECOMPOSITIONS[name].format(h="%op"),
+                          attributes=f" attributes {{{DECOMPOSE_ATTR}}}"
+                          if name == "linalg.softmax" else "")
+
+
+DECOMPOSE_ATTR = "npu.decompose"   # marks the softmax ops to decompose
+
+
+def softmax_kept(op, target) -> tuple[bool, str]:
+    """Whether the one-pass softmax recipe can run `op` (its rows fit the SRAM
+    budget), and the remark saying so or why not."""
+    result = ir.RankedTensorType(op.results[0].type)
+    axis = ir.IntegerAttr(op.attributes["dimension"]).value
+    decomposed = "'linalg.softmax' decomposed into max, exp, sum and divide passes"
+    if not result.has_static_shape or str(result.element_type) not in SOFTMAX_TYPES:
+        return False, f"{decomposed}: the one-pass form takes static f16/f32 tensors"
+    shape = list(result.shape)
+    needs = whole_row_working_set(shape, axis, result.element_type, target)
+    if needs > target.max_sram_bytes:
+        return False, (f"{decomposed}: a row of {shape[axis]} elements needs {needs} B of SRAM "
+                       f"with {target.pipeline_stages} stages, above the budget "
+                       f"{target.max_sram_bytes} B")
+    return True, f"'linalg.softmax' in one pass: its rows of {shape[axis]} stay whole in SRAM"
 
 
 @dataclass(frozen=True)
@@ -86,7 +111,24 @@ class NpuDecomposeLinalg(ModulePass):
                                               f"before bufferization: it cannot run on memrefs")
                 if on_memrefs:
                     continue
+                if name == "linalg.softmax":
+                    ops = self.mark_softmax_to_decompose(ops, context)
+                    if not ops:
+                        continue
                 self.decompose(module, name, ops, context)
+
+    @staticmethod
+    def mark_softmax_to_decompose(ops: list, context: PassContext) -> list:
+        """The softmax ops to decompose, marked for the transform's match; each
+        gets a remark."""
+        marked = []
+        for op in ops:
+            kept, remark = softmax_kept(op, context.target)
+            context.diagnostics.remark(op.location, remark)
+            if not kept:
+                op.attributes[DECOMPOSE_ATTR] = ir.UnitAttr.get()
+                marked.append(op)
+        return marked
 
     def decompose(self, module: ir.Operation, name: str, ops: list, context: PassContext) -> None:
         script = ir.Module.parse(script_for(name))

@@ -15,10 +15,11 @@ from .matmul import MATMUL
 from .pooling import POOLING
 from .problem import Recipe, TilingProblem, Unsupported
 from .reduction import REDUCTION
+from .softmax import SOFTMAX
 from .transpose import TRANSPOSE
 
-RECIPES: list[Recipe] = [MATMUL, CONV2D, DEPTHWISE, POOLING, REDUCTION, ELEMENTWISE, FILL,
-                         TRANSPOSE]
+RECIPES: list[Recipe] = [MATMUL, CONV2D, DEPTHWISE, POOLING, REDUCTION, SOFTMAX, ELEMENTWISE,
+                         FILL, TRANSPOSE]
 RECIPES_FOR_OP: dict[str, list[Recipe]] = {}
 for _recipe in RECIPES:
     for _name in _recipe.ops:

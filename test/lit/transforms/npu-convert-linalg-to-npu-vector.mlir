@@ -142,3 +142,23 @@ func.func @convert$f16_to_f32(%x: memref<16x64xf16, 1>, %y: memref<16x64xf32, 1>
   }
   return
 }
+
+// -----
+
+// A softmax tile (a partial one: its rows are dynamic) in one pass: the row
+// max and sum in 1-wide scratch tiles placed around the tile loop.
+// CHECK-LABEL: func.func @softmax$tile
+// CHECK:         %[[PEAK:.*]] = "npu.alloc"() : () -> memref<8x1xf16, 1>
+// CHECK:         %[[TOTAL:.*]] = "npu.alloc"() : () -> memref<8x1xf16, 1>
+// CHECK:         "npu.reduce"(%{{.*}}, %{{.*}}) {accumulate = false, dims = array<i64: 1>, kind = "max"} : (memref<?x64xf16, strided<[64, 1]>, 1>, memref<?xf16, strided<[1]>, 1>)
+// CHECK:         "npu.elementwise"(%{{.*}}, %{{.*}}, %[[Y:.*]]) {kind = "sub"} : (memref<?x64xf16, strided<[64, 1]>, 1>, memref<?x1xf16, strided<[1, 1]>, 1>, memref<?x64xf16, strided<[64, 1]>, 1>)
+// CHECK:         "npu.activation"(%[[Y]], %[[Y]]) {kind = "exp"}
+// CHECK:         "npu.reduce"(%[[Y]], %{{.*}}) {accumulate = false, dims = array<i64: 1>, kind = "sum"}
+// CHECK:         "npu.elementwise"(%[[Y]], %{{.*}}, %[[Y]]) {kind = "div"}
+// CHECK-NOT:     linalg.softmax
+func.func @softmax$tile(%x: memref<8x64xf16, 1>, %y: memref<8x64xf16, 1>, %rows: index) {
+  %xs = memref.subview %x[0, 0] [%rows, 64] [1, 1] : memref<8x64xf16, 1> to memref<?x64xf16, strided<[64, 1]>, 1>
+  %ys = memref.subview %y[0, 0] [%rows, 64] [1, 1] : memref<8x64xf16, 1> to memref<?x64xf16, strided<[64, 1]>, 1>
+  linalg.softmax dimension(1) ins(%xs : memref<?x64xf16, strided<[64, 1]>, 1>) outs(%ys : memref<?x64xf16, strided<[64, 1]>, 1>)
+  return
+}

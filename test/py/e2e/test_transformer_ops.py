@@ -82,6 +82,22 @@ def test_softmax(rank, axis, dtype, tolerance, target):
                  {"x": (randn(*shape) * 3).astype(dtype)}, target, tolerance)
 
 
+@pytest.mark.parametrize("target", list(TARGETS.values()), ids=list(TARGETS))
+def test_softmax_reads_its_input_once_when_a_row_fits(target):
+    """Rows of 2048 fp32 fit the default SRAM: one pass reads the input once
+    and writes the output once. With 8 KiB they do not: the max, exp, sum and
+    divide passes read the input, the exponentials and the row sums again."""
+    shape = [3, 5, ROW]
+    x = (randn(*shape) * 3).astype(np.float32)
+    compiled = check_on_npu(op_model("Softmax", shape, shape, {"axis": -1}, opset=13),
+                            {"x": x}, target, FP32)
+    read, written = (compiled.report[f"dram_{way}_bytes"] for way in ("read", "write"))
+    if target == DEFAULT_TARGET:
+        assert (read, written) == (x.nbytes, x.nbytes)
+    else:
+        assert read > 3 * x.nbytes and written > 2 * x.nbytes
+
+
 # -- normalizations over the last axis -------------------------------------------------------
 NORM_SHAPE = [3, 5, ROW]
 
