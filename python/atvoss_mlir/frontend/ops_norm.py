@@ -76,6 +76,10 @@ def _mean(x, axes, count):
 
 @handles("LRN")
 def lrn(node):
+    """x / (bias + alpha / size * (sum of x^2 over `size` channels))^beta. The
+    window sum adds `size` channel-shifted slices of the zero-padded squares,
+    and the power of the positive base is exp(beta * log(base)): every step
+    elementwise, so the vector unit runs it."""
     size = node.attr("size")
     alpha, beta, bias = node.attr("alpha", 1e-4), node.attr("beta", 0.75), node.attr("bias", 1.0)
     x = node.value(0)
@@ -85,20 +89,24 @@ def lrn(node):
     before = (size - 1) // 2
     padded = b.pad(squares, [0, before] + [0] * (rank - 2),
                    [0, size - 1 - before] + [0] * (rank - 2), 0.0)
-    # Sum over the channel window: loop k (the last dimension) reads channel c + k.
-    dims = [ir.AffineDimExpr.get(d) for d in range(rank + 1)]
-    read = ir.AffineMap.get(rank + 1, 0, [dims[0], dims[1] + dims[rank]] + dims[2:rank])
-    write = ir.AffineMap.get(rank + 1, 0, dims[:rank])
-    window = b.empty([size], b.element_of(x))
-    sums = b.generic([padded, window], [read, ir.AffineMap.get(rank + 1, 0, [dims[rank]])],
-                     b.fill(0.0, shape, b.element_of(x)), write,
-                     ["parallel"] * rank + ["reduction"],
-                     lambda a: arith.addf(a[0], a[2]))
+    window = [b.extract_slice(padded, [0, k] + [0] * (rank - 2), shape) for k in range(size)]
+
+    def total(a):
+        result = a[0]
+        for term in a[1:]:
+            result = arith.addf(result, term)
+        return result
+    sums = b.elementwise(window, total)
 
     def body(a):
         scaled = arith.addf(b.const_like(bias, a[0]),
                             arith.mulf(b.const_like(alpha / size, a[0]), a[1]))
-        return arith.divf(a[0], math.powf(scaled, b.const_like(beta, a[0])))
+        if beta == 0:
+            return a[0]
+        # exp(beta * log(base)) is powf(base, beta) for every base (NaN for a
+        # negative one, 0 or inf at 0) when beta is not 0.
+        power = math.exp(arith.mulf(b.const_like(beta, a[0]), math.log(scaled)))
+        return arith.divf(a[0], power)
     return [b.elementwise([x, sums], body)]
 
 

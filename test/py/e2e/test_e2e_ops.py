@@ -173,7 +173,7 @@ batch_norm("batch_normalization", [2, 5, 7, 9])
 batch_norm("batch_normalization$fp16", [2, 3, 4, 5], F16)
 case("lrn", single("LRN", {"x": [1, 5, 6, 7]}, [1, 5, 6, 7],
                    {"size": 3, "alpha": 0.02, "beta": 0.75, "bias": 1.5}),
-     {"x": randn(1, 5, 6, 7)}, npu=False)
+     {"x": randn(1, 5, 6, 7)}, npu=True)
 
 for name, op_type, x_shape, out_shape, attributes, on_npu in [
         ("maxpool$3x3_stride2_pad1_batch2", "MaxPool", [2, 3, 11, 9], [2, 3, 6, 5],
