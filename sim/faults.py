@@ -36,8 +36,8 @@ KINDS = ("drop_wait", "wait_after_use", "token_swap", "sram_offset", "sram_budge
 
 _NPU_OP = re.compile(r'^\s*(?:(%[\w.$-]+) = )?"npu\.(\w+)"\(([^)]*)\)')
 _VIEW = re.compile(r"^\s*(%[\w.$-]+) = (memref\.\w+|arith\.select) (.*)$")
-_ALLOC = re.compile(r'^\s*(%[\w.$-]+) = "npu\.alloc"\(\) \{offset = (\d+) : i64\} : '
-                    r'\(\) -> memref<([^>]*)>')
+_ALLOC = re.compile(r'^\s*(%[\w.$-]+) = "npu\.alloc"\(\) \{(?:npu\.resident, )?offset = (\d+) '
+                    r': i64\} : \(\) -> memref<([^>]*)>')
 # Which operand a compute op writes.
 _OUTPUT = {"matmul": 2, "conv2d": 2, "depthwise_conv2d": 2, "elementwise": 2, "activation": 1,
            "pool2d": 1, "transpose": 1, "im2col": 1, "requantize": 1, "fill": 0}

@@ -78,7 +78,6 @@ GRAPH_LEVEL = "issue 10: Graph-level optimisation"
 # option=value -> the issue that gives it a meaning (until then it must change nothing).
 PENDING = {
     "layout-pref=NCHW": GRAPH_LEVEL,   # read by no pass
-    "fusion=1": GRAPH_LEVEL,           # levels 1 and 2 both fuse epilogues only
 }
 
 # A non-default value of every option (each choice of the enumerated ones). On this

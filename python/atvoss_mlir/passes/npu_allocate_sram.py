@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ..machine_model import element_bytes, first_fit
+from ..recipes.problem import RESIDENT_ATTR
 from . import ModulePass, PassContext
 
 
@@ -43,6 +44,11 @@ class FirstFit:
         offset = first_fit([(p.offset, p.size) for p in self.live.values()], size,
                            self.alignment)
         return offset if offset + size <= self.capacity else None
+
+    def free(self, offset: int, size: int) -> bool:
+        return offset % self.alignment == 0 and offset + size <= self.capacity and all(
+            offset + size <= p.offset or p.offset + p.size <= offset
+            for p in self.live.values())
 
     @property
     def live_bytes(self) -> int:
@@ -73,6 +79,15 @@ class NpuAllocateSram(ModulePass):
                                                            "shape to be placed in SRAM")
                     return False
                 offset = allocator.place(size)
+                if RESIDENT_ATTR in op.attributes and "offset" in op.attributes:
+                    # Placed by npu-keep-in-sram, whose plan the ops' tiles were sized by.
+                    offset = ir.IntegerAttr(op.attributes["offset"]).value
+                    if not allocator.free(offset, size):
+                        context.diagnostics.error(
+                            op.location, f"'npu.alloc' op at offset {offset} ({size} B) "
+                            f"overlaps a live buffer or exceeds SRAM budget "
+                            f"{allocator.capacity} B")
+                        return False
                 if offset is None:
                     context.diagnostics.error(
                         op.location, f"'npu.alloc' op working set "

@@ -41,7 +41,8 @@ class Pipeline:
         self.first = first
         # Stores overlap the next compute unless the output is loaded too: its
         # next tile's load must not overwrite a buffer a store still reads.
-        self.carries_store = bool(first) and not program.problem.loads(program.problem.output)
+        self.carries_store = bool(first) and not program.problem.loads(program.problem.output) \
+            and not program.problem.output.resident
 
     def prologue(self) -> dict:
         """Load tiles 1..S-2 without waiting; role -> tokens of tiles 0..S-2."""

@@ -12,7 +12,7 @@ from mlir import ir
 
 from ..dialects import npu
 from ..recipes.loops import Iteration
-from ..recipes.problem import OperandTile, Strided, Tiled, TilingProblem, Whole
+from ..recipes.problem import OperandTile, Strided, Tiled, TilingProblem, Whole, in_place
 from ..recipes.tile_ir import (add, compare, div, index, maximum, minimum, mixed, mul, rem,
                                select_buffer, sub, subview)
 from .npu_tile import Schedule, reuse_period, trip_counts
@@ -103,14 +103,19 @@ class TileSpace:
         self.allocs = []
         for operand in self.problem.operands:
             period = reuse_period(operand, self.order, self.trips)
-            count = 1 if period is None else self.stages
+            count = 0 if self.in_place(operand) else 1 if period is None else self.stages
             shape = self.sram_shape(operand)
             buffers = [self.alloc(shape, operand.element_type) for _ in range(count)]
             self.staged[operand.role] = Staged(operand, buffers, period, shape)
         wide = self.accumulator_type()
         output = self.staged[self.problem.output.role]
-        self.accumulators = [self.alloc(output.sram_shape, wide) for _ in output.buffers] \
+        self.accumulators = [self.alloc(output.sram_shape, wide)
+                             for _ in range(max(1, len(output.buffers)))] \
             if wide is not None else []
+
+    def in_place(self, operand: OperandTile) -> bool:
+        """A tensor kept in SRAM that the op computes on without a tile of its own."""
+        return in_place(self.problem, operand)
 
     def sram_shape(self, operand: OperandTile) -> list[int]:
         if self.broadcasts(operand):
@@ -146,7 +151,8 @@ class TileSpace:
 
     # -- regions of an operand ------------------------------------------------------
     def dram_and_sram_views(self, role: str, t, index: TileIndex):
-        """(DRAM view, SRAM view the DMA fills, padding fills) of an operand's tile."""
+        """(DRAM view, SRAM view the DMA fills, padding fills) of an operand's tile;
+        for a tensor kept in SRAM, its SRAM view in place of the DRAM one."""
         staged = self.staged[role]
         operand = staged.operand
         buffer = self.buffer(role, t)
@@ -189,6 +195,8 @@ class TileSpace:
     def compute_view(self, role: str, t, index: TileIndex) -> ir.Value:
         """The SRAM view of an operand's tile, at the size this iteration computes."""
         operand = self.staged[role].operand
+        if self.in_place(operand):
+            return operand.value
         sizes = []
         for part in operand.region:
             if isinstance(part, Whole):

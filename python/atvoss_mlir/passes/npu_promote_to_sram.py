@@ -81,9 +81,15 @@ class TileProgram(TileSpace):
         index = self.tile_index(t)
         tokens = {}
         for role in roles:
+            operand = self.staged[role].operand
+            if self.in_place(operand):
+                continue
             dram, sram, _, _ = self.dram_and_sram_views(role, t, index)
+            if operand.resident:   # kept in SRAM: a vector-unit copy, ordered by the scoreboard
+                linalg.copy(dram, outs=[sram])
+                continue
             tokens[role] = npu.DmaLoadOp(npu.token_type(), dram, sram, self.next_channel()).result
-        if wait:
+        if wait and tokens:
             npu.WaitOp(list(tokens.values()))
         return tokens
 
@@ -123,10 +129,19 @@ class TileProgram(TileSpace):
         sizes[axis] = maximum(sub(high, low), 0)
         linalg.fill(sram_constant(operand.pad_value, buffer), outs=[subview(buffer, offsets, sizes)])
 
-    def store(self, t, wait: bool = True) -> ir.Value:
+    def store(self, t, wait: bool = True) -> ir.Value | None:
+        output = self.problem.output
+        if self.in_place(output):
+            return None
         index = self.tile_index(t)
-        role = self.problem.output.role
+        role = output.role
         dram, sram, _, _ = self.dram_and_sram_views(role, t, index)
+        if output.resident:
+            linalg.copy(sram, outs=[dram])
+            # The tile's buffer is released after this: no later DMA may reuse it
+            # while the vector unit still reads it.
+            npu.BarrierOp()
+            return None
         token = npu.DmaStoreOp(npu.token_type(), sram, dram, self.next_channel()).result
         if wait:
             npu.WaitOp([token])

@@ -37,6 +37,7 @@ refuses.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -50,10 +51,11 @@ from ..recipes.problem import (LOOP_ORDER_ATTR, TILE_SIZES_ATTR, OperandTile, St
                                TilingProblem, Unsupported, element_bytes)
 from ..target import NpuTarget
 from . import ModulePass, PassContext
+from .npu_keep_in_sram import resident_budgets
 # The search over tile sizes and loop orders; its names stay importable from here.
 from .tile_search import (MAX_CANDIDATES, Schedule, buffer_count, candidates,  # noqa: F401
                           choose_schedule, describe, estimate, loop_orders, reuse_period,
-                          search, trip_counts, working_set)
+                          reads_resident_whole, search, trip_counts, working_set)
 
 STAGES_ATTR = "npu.pipeline_stages"    # set when an op fits only with fewer stages
 
@@ -125,6 +127,21 @@ def refused_element_type(op) -> str | None:
     return None
 
 
+def sram_left(op, target: NpuTarget, budgets: dict) -> NpuTarget:
+    """The target with the SRAM an op's tiles may use: below the tensors kept in
+    SRAM (npu-keep-in-sram) that live across it."""
+    outer = op.operation
+    while outer.parent is not None and outer.parent.name != "func.func":
+        outer = outer.parent
+    block = outer.block
+    if block not in budgets:
+        budgets[block] = resident_budgets(block, target.max_sram_bytes)
+    budget = budgets[block].get(outer, target.max_sram_bytes)
+    if budget == target.max_sram_bytes:
+        return target
+    return dataclasses.replace(target, max_sram_bytes=budget)
+
+
 @dataclass(frozen=True)
 class NpuTile(ModulePass):
     argument = "npu-tile"
@@ -135,8 +152,9 @@ class NpuTile(ModulePass):
 
     def run(self, module: ir.Operation, context: PassContext) -> None:
         with module.context:
-            target, diagnostics = context.target, context.diagnostics
-            stages = target.pipeline_stages
+            diagnostics = context.diagnostics
+            stages = context.target.pipeline_stages
+            budgets = {}
             problems = []
             with unchanged_blocks():
                 for op in linalg_ops(module):
@@ -145,7 +163,7 @@ class NpuTile(ModulePass):
                         diagnostics.error(op.location, f"'{op.name}': {refused}")
                         continue
                     try:
-                        problems.append((op, tiling_problem(op, target), None))
+                        problems.append((op, tiling_problem(op, context.target), None))
                     except Unsupported as reason:
                         problems.append((op, None, str(reason)))
             # Fills and padded copies folded into the op that reads them.
@@ -156,6 +174,7 @@ class NpuTile(ModulePass):
                     diagnostics.remark(op.location, f"'{op.name}' stays on the fallback "
                                                     f"engine: {reason}")
                     continue
+                target = sram_left(op, context.target, budgets)
                 explicit = list(self.tile_sizes) or None
                 if explicit is not None and len(explicit) != len(problem.dims):
                     names = ", ".join(d.name for d in problem.dims)
@@ -181,6 +200,10 @@ class NpuTile(ModulePass):
                     relaxed, op_stages = outcome.relaxed, outcome.stages
                 if schedule is None:
                     diagnostics.error(op.location, f"'{op.name}' does not fit in SRAM: {refusal}")
+                    continue
+                if not reads_resident_whole(problem, schedule.tiles):
+                    diagnostics.error(op.location, f"'{op.name}' cannot compute on its operands "
+                                                   f"kept in SRAM whole")
                     continue
                 with op.context:
                     op.attributes[TILE_SIZES_ATTR] = ir.DenseI64ArrayAttr.get(list(schedule.tiles))

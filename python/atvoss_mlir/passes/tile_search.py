@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from mlir import ir
 
-from ..recipes.problem import element_bytes
+from ..recipes.problem import element_bytes, in_place
 from .. import machine_model
 from ..target import NpuTarget
 
@@ -97,11 +97,20 @@ def tile_bytes(operand, tiles) -> int:
     return math.prod(operand.sram_shape(tiles)) * element_bytes(operand.element_type)
 
 
+def copy_cycles(operand, tiles, target: NpuTarget):
+    """A resident operand's tile moves by a vector-unit copy (none when the op
+    computes on its SRAM buffer in place), never by DMA."""
+    return machine_model.vector_cycles(math.prod(operand.extents(tiles)), target)
+
+
 def working_set(problem, tiles, order, stages: int, alignment: int = 1) -> int:
-    """SRAM bytes of all buffers of the op, each rounded up to the alignment."""
+    """SRAM bytes of all buffers of the op, each rounded up to the alignment
+    (a resident operand computed in place has none)."""
     trips = trip_counts(problem, tiles)
     total = aligned(problem.temporary_bytes(tiles), alignment)
     for operand in problem.operands:
+        if in_place(problem, operand):
+            continue
         total += buffer_count(operand, order, trips, stages) * aligned(tile_bytes(operand, tiles),
                                                                        alignment)
     return total
@@ -114,8 +123,9 @@ def estimate(problem, tiles, order, target: NpuTarget, stages: int) -> int:
     transfers = []
     for operand in problem.operands:
         period = reuse_period(operand, order, trips)
-        transfers.append((operand, dma_cycles(operand, tiles, target), period or 1,
-                          period is not None))
+        cycles = (0 if in_place(problem, operand) else copy_cycles(operand, tiles, target)) \
+            if operand.resident else dma_cycles(operand, tiles, target)
+        transfers.append((operand, cycles, period or 1, period is not None))
     return int(program_cycles(problem, stages, iterations, problem.compute_cycles(tiles),
                               transfers))
 
@@ -196,12 +206,27 @@ def loop_orders(problem) -> list[tuple]:
 MAX_CANDIDATES = 40000
 
 
+def whole_dims(problem) -> set[int]:
+    """The loop dims of tensors kept in SRAM, which are never tiled (a dim the
+    recipe only takes one at a time stays so, and the schedule then reads the
+    tensor in pieces: `reads_resident_whole` is false)."""
+    return {d for operand in problem.operands if operand.resident
+            for d in operand.loop_dims() if problem.dims[d].candidates != "one"}
+
+
+def reads_resident_whole(problem, tiles) -> bool:
+    return all(tiles[d] >= problem.dims[d].size for operand in problem.operands
+               if operand.resident for d in operand.loop_dims())
+
+
 def tile_grid(problem, target: NpuTarget, orders, explicit=None) -> list[list[int]]:
     """Candidate tile sizes per loop dim, thinned to at most MAX_CANDIDATES
     schedules (tile tuples x loop orders)."""
     if explicit is not None:
         return [[min(t, d.size)] for t, d in zip(explicit, problem.dims)]
-    per_dim = [candidates(d, target) for d in problem.dims]
+    whole = whole_dims(problem)
+    per_dim = [[dim.size] if d in whole else candidates(dim, target)
+               for d, dim in enumerate(problem.dims)]
     while math.prod(len(c) for c in per_dim) * len(orders) > MAX_CANDIDATES:
         longest = max(range(len(per_dim)), key=lambda i: len(per_dim[i]))
         per_dim[longest] = per_dim[longest][::2] + ([per_dim[longest][-1]]
@@ -295,8 +320,11 @@ def choose_schedule(problem, target: NpuTarget, stages: int, explicit: list[int]
     temporaries = aligned(space.per_tuple(problem.temporary_bytes).astype(np.int64), alignment)
     columns = space.columns()
     operands = [(operand,
-                 aligned(np.broadcast_to(tile_bytes(operand, columns), (space.count,)), alignment),
-                 transfer_cycles(operand, space, target))
+                 aligned(np.broadcast_to(tile_bytes(operand, columns), (space.count,)), alignment)
+                 * (not in_place(problem, operand)),
+                 np.full(space.count, 0.0 if in_place(problem, operand) else
+                         float(copy_cycles(operand, space.tiles[0].tolist(), target)))
+                 if operand.resident else transfer_cycles(operand, space, target))
                 for operand in problem.operands]
     iterations = space.iterations.astype(np.float64)
     sizes, cycles = [], []
@@ -360,7 +388,8 @@ def signature(problem) -> tuple:
     op = problem.op
     attributes = tuple(sorted((name, str(op.attributes[name])) for name in op.attributes
                               if name not in SEARCH_ATTRIBUTES))
-    operands = tuple((o.role, str(o.value.type), o.region, o.is_output, o.dropped, o.pad_value)
+    operands = tuple((o.role, str(o.value.type), o.region, o.is_output, o.dropped, o.pad_value,
+                      o.resident)
                      for o in problem.operands)
     return (op.name, problem.kind, tuple(problem.dims), operands, attributes,
             repr(problem.details))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from mlir import ir
 
 from .. import block_order
-from .problem import (TilingProblem, Unsupported, constant_value, ins_outs, static_shape,
+from .problem import (RESIDENT_ATTR, TilingProblem, Unsupported, constant_value, ins_outs, static_shape,
                       tile_nest_root, type_name)
 
 
@@ -41,13 +41,19 @@ def touches(op, buffer: ir.Value) -> bool:
     return False
 
 
+def fresh_buffer(value: ir.Value) -> bool:
+    """A buffer allocated for one tensor: in DRAM, or kept in SRAM (npu-keep-in-sram)."""
+    return isinstance(value, ir.OpResult) and (value.owner.name == "memref.alloc" or (
+        value.owner.name == "npu.alloc" and RESIDENT_ATTR in value.owner.attributes))
+
+
 def init_fill(op, output: ir.Value):
     """The linalg.fill with a constant that initialises `output` before `op`.
 
-    Only a fill of a fresh buffer (memref.alloc) that nothing else touches
+    Only a fill of a fresh buffer (`fresh_buffer`) that nothing else touches
     between the fill and the op is folded.
     """
-    if not isinstance(output, ir.OpResult) or output.owner.name != "memref.alloc":
+    if not fresh_buffer(output):
         return None
     for previous in ops_before(op):
         if previous.name == "linalg.fill" and ins_outs(previous)[1][0] == output:
@@ -103,7 +109,7 @@ def padded_source(value: ir.Value, consumer):
 def init_bias(op, output: ir.Value, channels: int):
     """(broadcast, bias) when a linalg.broadcast of a per-channel bias[C] fills
     the fresh NHWC `output` right before `op` (how the importer adds a conv bias)."""
-    if not isinstance(output, ir.OpResult) or output.owner.name != "memref.alloc":
+    if not fresh_buffer(output):
         return None
     for previous in ops_before(op):
         if previous.name == "linalg.broadcast" and ins_outs(previous)[1][0] == output:

@@ -31,6 +31,7 @@ STRATEGY_ATTR = "npu.conv_strategy"
 ACTIVATION_ATTR = "npu.activation"
 TILE_LOOP_ATTR = "npu.tile_loop"   # the outermost loop of a tile nest
 INIT_ATTR = "npu.init"             # the initial value of an SRAM tile, folded into its op
+RESIDENT_ATTR = "npu.resident"     # an SRAM buffer holding a whole intermediate tensor
 
 MATRIX_TYPES = machine_model.MATRIX_INPUT_TYPES
 ACCUMULATOR_TYPES = {name: machine_model.matrix_output_types(name) for name in MATRIX_TYPES}
@@ -89,6 +90,13 @@ class OperandTile:
     is_output: bool = False
     dropped: tuple = ()             # memref dims dropped from the SRAM tile
     pad_value: float | None = None  # value of the padding a Window reads outside the source
+    # A tensor kept in SRAM (npu-keep-in-sram): its tile is never moved by DMA,
+    # and its loop dims are never tiled (the op reads or writes it whole).
+    resident: bool | None = None
+
+    def __post_init__(self):
+        if self.resident is None:
+            self.resident = is_resident(self.value)
 
     def extents(self, tiles) -> list[int]:
         """Static SRAM tile shape (before dropping dims) for tile sizes `tiles`."""
@@ -111,6 +119,11 @@ class OperandTile:
     @property
     def element_type(self) -> ir.Type:
         return ir.MemRefType(self.value.type).element_type
+
+    def identity_layout(self) -> bool:
+        layout = ir.MemRefType(self.value.type).layout
+        return isinstance(layout, ir.AffineMapAttr) \
+            and layout.value == ir.AffineMap.get_identity(len(self.region))
 
 
 @dataclass
@@ -144,6 +157,20 @@ class TilingProblem:
         if not operand.is_output:
             return True
         return self.recipe.accumulates and self.init_value is None
+
+
+def in_place(problem: TilingProblem, operand: OperandTile) -> bool:
+    """Whether the op computes on a resident operand's SRAM buffer itself: an
+    identity-layout tensor read or written whole, at the shape its SRAM tile
+    would have. Other resident operands (a padded or strided window, a broadcast
+    input, a slice of a concatenation) are copied to or from an SRAM tile on the
+    vector unit instead of by DMA."""
+    if not operand.resident or not operand.identity_layout() \
+            or not all(isinstance(part, (Tiled, Whole)) for part in operand.region):
+        return False
+    if operand.is_output or not problem.recipe.broadcast_inputs(problem):
+        return True
+    return operand.region == tuple(Tiled(d) for d in range(len(problem.dims)))
 
 
 class Unsupported(Exception):
@@ -238,9 +265,23 @@ def static_shape(value: ir.Value, what: str) -> list[int]:
     memref = ir.MemRefType(value.type)
     if not memref.has_static_shape:
         raise Unsupported(f"{what} has a dynamic shape")
-    if memref.memory_space is not None:
+    if memref.memory_space is not None and not is_resident(value):
         raise Unsupported(f"{what} is not in DRAM")
     return list(memref.shape)
+
+
+def is_resident(value: ir.Value) -> bool:
+    """Whether `value` is (a view of) a whole tensor kept in SRAM between the ops
+    that produce and read it (npu-keep-in-sram): an `npu.alloc` marked RESIDENT_ATTR."""
+    while isinstance(value, ir.OpResult) and value.owner.name in RESIDENT_VIEWS:
+        value = value.owner.operands[0]
+    return isinstance(value, ir.OpResult) and value.owner.name == "npu.alloc" \
+        and RESIDENT_ATTR in value.owner.attributes
+
+
+# Views through which an op may read a resident tensor.
+RESIDENT_VIEWS = ("memref.subview", "memref.cast", "memref.collapse_shape",
+                  "memref.expand_shape")
 
 
 def ints(attribute, default) -> list[int]:

@@ -1,0 +1,313 @@
+"""npu-keep-in-sram: the graph-level buffer plan. Decides, for each
+intermediate tensor, whether it stays in SRAM from its producer to its last
+reader instead of going through DRAM (-fusion=2).
+
+Runs on DRAM memrefs, after bufferization and before `npu-tile`. A candidate
+is a `memref.alloc` of the function's body that only NPU ops touch (the ops a
+recipe tiles, and the fills and padded copies folded into them), directly or
+through views. Candidates are taken in order of the estimated cycles they save;
+each is placed in SRAM from the top down (below the tensors already kept that
+live at the same time), so every op in its live range keeps the space below
+the lowest kept tensor for its own tiles. The tensor is kept when every op in
+that range still fits the smaller budget and the ops' estimated cycles (the
+cost model of `npu-tile`, with the kept tensors moved by no DMA) go down;
+otherwise it stays in DRAM and a remark gives the numbers.
+
+A kept tensor becomes an `npu.alloc` in SRAM with its `offset` and
+`npu.resident`, released by `npu.dealloc` after its last reader; the ops (and
+their views) then read and write it there. `npu-tile` gives each op the SRAM
+below the kept tensors live across it, and never tiles a kept operand's dims:
+the op computes on the whole tensor in place, or copies it to or from an SRAM
+tile on the vector unit (a padded or strided window, a broadcast input, a
+slice of a concatenation).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from mlir import ir
+
+from ..block_order import unchanged_blocks
+from ..diagnostics import location_label, source_position
+from ..dialects import npu
+from ..machine_model import element_bytes
+from ..recipes import tiling_problem
+from ..recipes.problem import RESIDENT_ATTR, RESIDENT_VIEWS, TilingProblem, Unsupported
+from . import ModulePass, PassContext
+from .tile_search import aligned, reads_resident_whole, search
+
+
+def root_buffer(value: ir.Value):
+    """The buffer (an alloc's result) a value is a view of, through RESIDENT_VIEWS."""
+    while isinstance(value, ir.OpResult) and value.owner.name in RESIDENT_VIEWS:
+        value = value.owner.operands[0]
+    return value
+
+
+def name_of(op) -> str:
+    """The ONNX node an op comes from, else the op's name and line."""
+    label = location_label(op.location)
+    if label:
+        return f"'{label}'"
+    position = source_position(op.location)
+    return f"'{op.name}' at line {position.line}" if position else f"'{op.name}'"
+
+
+def top_level(op, block: ir.Block):
+    """The ancestor of `op` in `block`."""
+    while op is not None and op.block != block:
+        op = op.parent
+    return op
+
+
+def resident_budgets(block: ir.Block, capacity: int) -> dict:
+    """For each op of the block, the SRAM below the resident tensors live across
+    it: the lowest offset among them (`capacity` when none is)."""
+    live, budgets = {}, {}
+    for op in block.operations:
+        op = op.operation
+        if op.name == "npu.alloc" and RESIDENT_ATTR in op.attributes \
+                and "offset" in op.attributes:
+            live[op.results[0]] = ir.IntegerAttr(op.attributes["offset"]).value
+        elif op.name == "npu.dealloc":
+            live.pop(op.operands[0], None)
+        budgets[op] = min(live.values(), default=capacity)
+    return budgets
+
+
+@dataclass
+class Candidate:
+    alloc: ir.Operation
+    size: int                 # bytes, aligned
+    readers: list             # indices of the ops touching it
+    saving: int = 0
+    offset: int | None = None
+
+    @property
+    def first(self) -> int:
+        return min(self.readers)
+
+    @property
+    def last(self) -> int:
+        return max(self.readers)
+
+
+class Plan:
+    """The ops of one block with their tiling problems, and the cost model."""
+
+    def __init__(self, block: ir.Block, target, context: PassContext):
+        self.block = block
+        self.target = target
+        self.context = context
+        self.ops, self.problems = [], []
+        absorbed = []
+        with unchanged_blocks():
+            for op in block.operations:
+                op = op.operation
+                if not op.name.startswith("linalg."):
+                    continue
+                try:
+                    problem = tiling_problem(op, target)
+                except Unsupported:
+                    continue
+                self.ops.append(op)
+                self.problems.append(problem)
+                absorbed += [a.operation for a in problem.absorbed_ops]
+        # Fills, padded copies and bias broadcasts folded into the op reading them.
+        kept = [i for i, op in enumerate(self.ops) if op not in absorbed]
+        self.ops = [self.ops[i] for i in kept]
+        self.problems = [self.problems[i] for i in kept]
+        self.absorbed = absorbed
+        self.index = {op: i for i, op in enumerate(self.ops)}
+        self.kept: list[Candidate] = []
+        self._cost = {}
+
+    # -- the cost model --------------------------------------------------------------
+    def cycles(self, i: int, resident: frozenset, budget: int):
+        """Estimated cycles of op i with the buffers in `resident` kept in SRAM and
+        `budget` bytes for its tiles; None when it does not fit."""
+        key = (i, resident, budget)
+        if key not in self._cost:
+            problem = self.problems[i]
+            operands = [dataclasses.replace(o, resident=True)
+                        if root_buffer(o.value) in resident else o for o in problem.operands]
+            problem = dataclasses.replace(problem, operands=operands)
+            target = dataclasses.replace(self.target, max_sram_bytes=budget)
+            outcome = search(problem, target, self.target.pipeline_stages)
+            fits = outcome.schedule is not None and \
+                reads_resident_whole(problem, outcome.schedule.tiles)
+            self._cost[key] = outcome.schedule.cycles if fits else None
+        return self._cost[key]
+
+    def resident_of(self, i: int, extra: Candidate | None = None) -> frozenset:
+        kept = self.kept + ([extra] if extra is not None else [])
+        return frozenset(c.alloc.results[0] for c in kept if i in c.readers)
+
+    def budget(self, i: int, extra: Candidate | None = None) -> int:
+        kept = self.kept + ([extra] if extra is not None else [])
+        return min((c.offset for c in kept if c.first <= i <= c.last),
+                   default=self.target.max_sram_bytes)
+
+    # -- candidates ------------------------------------------------------------------
+    def candidates(self) -> list[Candidate]:
+        found = []
+        problem_buffers = {}
+        for i, problem in enumerate(self.problems):
+            for operand in problem.operands:
+                problem_buffers.setdefault(root_buffer(operand.value), set()).add(i)
+        for op in self.block.operations:
+            op = op.operation
+            if op.name != "memref.alloc" or op.results[0] not in problem_buffers:
+                continue
+            buffer_type = ir.MemRefType(op.results[0].type)
+            size = element_bytes(buffer_type.element_type)
+            if not buffer_type.has_static_shape or size is None:
+                continue
+            other = self.other_use(op)
+            if other is not None:
+                producer = self.ops[min(problem_buffers[op.results[0]])]
+                self.context.diagnostics.remark(
+                    producer.location, f"'{producer.name}' output stays in DRAM: {other}")
+                continue
+            bytes_ = aligned(math.prod(buffer_type.shape) * size, self.target.sram_alignment)
+            found.append(Candidate(op, bytes_, sorted(problem_buffers[op.results[0]])))
+        return found
+
+    def other_use(self, alloc) -> str | None:
+        """Why the buffer must stay in DRAM: a use, through views, by an op that
+        is neither an NPU op nor folded into one (None when there is none)."""
+        pending = [alloc.results[0]]
+        while pending:
+            value = pending.pop()
+            for use in value.uses:
+                user = use.owner.operation
+                if user.name in RESIDENT_VIEWS and use.operand_number == 0:
+                    pending.extend(user.results)
+                    continue
+                if user in self.absorbed:
+                    continue
+                outer = top_level(user, self.block)
+                if outer is None or outer not in self.index or outer != user:
+                    if user.name == "func.return":
+                        return "it is a result of the function"
+                    return f"{name_of(user)} uses it off the NPU's tiled ops"
+        return None
+
+    # -- the plan --------------------------------------------------------------------
+    def place(self, candidate: Candidate) -> int | None:
+        """The highest aligned offset where the candidate overlaps no kept tensor
+        live at the same time."""
+        alignment = self.target.sram_alignment
+        taken = [(c.offset, c.offset + c.size) for c in self.kept
+                 if c.first <= candidate.last and candidate.first <= c.last]
+        top = self.target.max_sram_bytes
+        while True:
+            offset = (top - candidate.size) // alignment * alignment
+            if offset < 0:
+                return None
+            below = [low for low, high in taken if low < offset + candidate.size and offset < high]
+            if not below:
+                return offset
+            top = min(below)
+
+    def decide(self, candidate: Candidate) -> str | None:
+        """Keep the candidate (None) or say why not."""
+        offset = self.place(candidate)
+        if offset is None:
+            return f"{candidate.size} B do not fit beside the tensors already kept in SRAM"
+        candidate.offset = offset
+        before = after = 0
+        for i in range(candidate.first, candidate.last + 1):
+            old = self.cycles(i, self.resident_of(i), self.budget(i))
+            new = self.cycles(i, self.resident_of(i, candidate), self.budget(i, candidate))
+            if old is None:
+                continue
+            if new is None:
+                return f"{name_of(self.ops[i])} would not fit in the " \
+                       f"{self.budget(i, candidate)} B left below it"
+            before, after = before + old, after + new
+        if after >= before:
+            return f"the ops reading it would take {after} estimated cycles instead of {before}"
+        candidate.saving = before - after
+        self.kept.append(candidate)
+        return None
+
+    def run(self) -> None:
+        diagnostics = self.context.diagnostics
+        candidates = self.candidates()
+        for candidate in candidates:   # the saving of each alone, to order them
+            old = sum(self.cycles(i, frozenset(), self.target.max_sram_bytes) or 0
+                      for i in candidate.readers)
+            new = sum(self.cycles(i, frozenset([candidate.alloc.results[0]]),
+                                  self.target.max_sram_bytes) or 0 for i in candidate.readers)
+            candidate.saving = old - new
+        # Those that save nothing alone may pay once their neighbours are kept
+        # (an op then computes untiled anyway): all are decided in context.
+        for candidate in sorted(candidates, key=lambda c: -c.saving):
+            refusal = self.decide(candidate)
+            producer = self.ops[candidate.first]
+            if refusal is not None:
+                diagnostics.remark(producer.location, f"'{producer.name}' output "
+                                   f"({candidate.size} B) not kept in SRAM: {refusal}")
+        for candidate in self.kept:
+            self.apply(candidate)
+
+    def apply(self, candidate: Candidate) -> None:
+        alloc = candidate.alloc
+        old = alloc.results[0]
+        buffer_type = ir.MemRefType(old.type)
+        space = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), npu.SRAM_MEMORY_SPACE)
+        with alloc.location, ir.InsertionPoint(alloc):
+            new = npu.AllocOp(npu.sram_memref(list(buffer_type.shape),
+                                              buffer_type.element_type)).result
+            new.owner.attributes["offset"] = ir.IntegerAttr.get(
+                ir.IntegerType.get_signless(64), candidate.offset)
+            new.owner.attributes[RESIDENT_ATTR] = ir.UnitAttr.get()
+        retype_uses(old, new, space)
+        last = self.ops[candidate.last]
+        with last.location, ir.InsertionPoint.after(last):
+            npu.DeallocOp(new)
+        producer = self.ops[candidate.first]
+        readers = ", ".join(name_of(self.ops[i]) for i in candidate.readers[1:])
+        self.context.diagnostics.remark(
+            producer.location, f"kept '{producer.name}' output in SRAM for {readers} "
+            f"({candidate.size} B at offset {candidate.offset}; saves {candidate.saving} "
+            f"estimated cycles)")
+        alloc.erase()
+
+
+def retype_uses(old: ir.Value, new: ir.Value, space) -> None:
+    """Replace `old` by `new` (the same buffer in SRAM), rebuilding the views of it."""
+    for use in list(old.uses):
+        user = use.owner.operation
+        if user.name in RESIDENT_VIEWS and use.operand_number == 0:
+            result_type = ir.MemRefType(user.results[0].type)
+            with user.location, ir.InsertionPoint(user):
+                view = ir.Operation.create(
+                    user.name, results=[ir.MemRefType.get(
+                        result_type.shape, result_type.element_type, result_type.layout, space)],
+                    operands=[new] + list(user.operands)[1:],
+                    attributes={name: user.attributes[name] for name in user.attributes})
+            retype_uses(user.results[0], view.results[0], space)
+            user.erase()
+        else:
+            user.operands[use.operand_number] = new
+
+
+@dataclass(frozen=True)
+class NpuKeepInSram(ModulePass):
+    argument = "npu-keep-in-sram"
+    summary = "Keep intermediate tensors in SRAM between their producer and readers " \
+              "when the cost model says it pays (-fusion=2)"
+
+    def run(self, module: ir.Operation, context: PassContext) -> None:
+        with module.context:
+            if context.target.fusion < 2:
+                return
+            for function in module.regions[0].blocks[0].operations:
+                if function.operation.name != "func.func" or not function.regions[0].blocks:
+                    continue
+                Plan(function.regions[0].blocks[0], context.target, context).run()

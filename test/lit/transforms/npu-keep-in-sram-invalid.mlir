@@ -1,0 +1,84 @@
+// RUN: atvoss-opt %s -split-input-file -verify-diagnostics -npu-keep-in-sram --target='npu -max-sram-bytes=24576'
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// The function's result stays in DRAM.
+
+func.func @matmul$result(%a: memref<64x128xf32>, %b: memref<128x64xf32>) -> memref<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<64x64xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<64x64xf32>)
+  // expected-remark @below {{'linalg.matmul' output stays in DRAM: it is a result of the function}}
+  linalg.matmul ins(%a, %b : memref<64x128xf32>, memref<128x64xf32>) outs(%t : memref<64x64xf32>)
+  return %t : memref<64x64xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// An op the fallback engine runs reads it: it stays in DRAM.
+
+func.func @add$fallback_reader(%a: memref<32x64xf32>, %out: memref<32x64xf32>) {
+  %t = memref.alloc() : memref<32x64xf32>
+  // expected-remark @below {{'linalg.generic' output stays in DRAM: 'linalg.generic' at line 31 uses it off the NPU's tiled ops}}
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %a : memref<32x64xf32>, memref<32x64xf32>) outs(%t : memref<32x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<32x64xf32>) outs(%out : memref<32x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.remf %x, %x : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// 64 KiB kept in a 24 KiB SRAM: refused with the numbers.
+
+func.func @add$too_large(%a: memref<128x128xf32>, %out: memref<128x128xf32>) {
+  %t = memref.alloc() : memref<128x128xf32>
+  // expected-remark @below {{'linalg.generic' output (65536 B) not kept in SRAM: 65536 B do not fit beside the tensors already kept in SRAM}}
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %a : memref<128x128xf32>, memref<128x128xf32>) outs(%t : memref<128x128xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<128x128xf32>) outs(%out : memref<128x128xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.negf %x : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// 16 KiB would fit, but its producer computes it whole: its input tiles then
+// need more than the 8 KiB left below it.
+
+func.func @add$starves_its_producer(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %out: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<64x64xf32>
+  // expected-remark @below {{'linalg.generic' output (16384 B) not kept in SRAM: 'linalg.generic' at line 75 would not fit in the 8192 B left below it}}
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %a : memref<64x64xf32>, memref<64x64xf32>) outs(%t : memref<64x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%out : memref<64x64xf32>)
+  linalg.matmul ins(%t, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%out : memref<64x64xf32>)
+  return
+}
