@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import __version__
 from ..artifact import EMIT_FORMATS
+from ..diagnostics import location_label
 from ..target import NpuTarget, TargetError, parse_target
 from .common import (CommandLineError, ToolArgumentParser, normalize_argv, run_tool,
                      write_output, write_program)
@@ -68,6 +69,8 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("model", help=".onnx or .mlir (linalg on tensors)")
         sub.add_argument("--target", default=None, help="'npu -name=value ...'")
         sub.add_argument("--remarks", action="store_true", help="print the compiler's remarks")
+        sub.add_argument("--explain", action="store_true",
+                         help="print the compiler's decisions grouped by model node")
         sub.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
         if name == "compile":
             sub.add_argument("-o", dest="output", default="-",
@@ -101,10 +104,31 @@ def _compile(args, progress: Progress):
     if args.remarks:
         for remark in compiled.remarks:
             print(remark.format(compiled.source_name), file=sys.stderr)
+    if args.explain:
+        print(explain(compiled.remarks, compiled.source_name), file=sys.stderr)
     for line in compiled.fallback_ops:
         if not args.remarks:
             print(line, file=sys.stderr)
     return compiled
+
+
+def explain(remarks, source_name: str) -> str:
+    """The remarks grouped by the model node they concern (in the order nodes
+    first appear), each under its node's name and position."""
+    groups: dict = {}
+    for remark in remarks:
+        node = location_label(remark.location)
+        position = remark.resolved_position(source_name)
+        key = node or "(no model node)"
+        if key not in groups:
+            groups[key] = (position, [])
+        groups[key][1].append(remark.message)
+    lines = []
+    for node, (position, messages) in groups.items():
+        where = f" ({position})" if position else ""
+        lines.append(f"{node if node.startswith('(') else repr(node)}{where}")
+        lines += [f"  {message}" for message in messages]
+    return "\n".join(lines)
 
 
 def _load_inputs(args, compiled) -> dict[str, np.ndarray] | None:

@@ -100,6 +100,24 @@ def test_inputs_of_the_wrong_shape_are_a_clear_error(models, tmp_path, capsys):
            "array of shape [2, 2]" in capsys.readouterr().err
 
 
+def test_explain_groups_the_decisions_by_node(tmp_path):
+    result = atvoss("compile", os.path.join("examples", "small_cnn.onnx"), "--explain",
+                    "-o", str(tmp_path / "out.mlir"), cwd=REPOSITORY)
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    header = lines.index("'block1.add' (examples/small_cnn.onnx:10:1)")
+    block = []
+    for line in lines[header + 1:]:
+        if not line.startswith("  "):
+            break
+        block.append(line.strip())
+    # The buffer plan's decision and the tile search's, under the node they concern.
+    assert any(line.startswith("kept 'linalg.generic' output in SRAM for 'block1.out'")
+               for line in block), block
+    assert any(line.startswith("'linalg.generic': tiles ") for line in block), block
+    assert sum(line == "'block1.add' (examples/small_cnn.onnx:10:1)" for line in lines) == 1
+
+
 # -- --check and the report ------------------------------------------------------------------
 
 def test_run_check_on_the_bundled_example(tmp_path):
