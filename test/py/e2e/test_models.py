@@ -81,6 +81,20 @@ def test_examples_on_a_small_sram_single_buffered_machine():
                       "npu -max-sram-bytes=16384 -pipeline-stages=3", **FP32)
 
 
+@pytest.mark.parametrize("fusion", [0, 1, 2])
+def test_examples_at_every_fusion_level(fusion):
+    """Fusion changes where tensors live and which ops merge, never the numbers:
+    the bundled models at the default SRAM and at one small enough that only some
+    tensors stay in it, and a DenseNet block (its concatenations) at a smaller one."""
+    for name, feeds in (("small_cnn.onnx", {"input": randn(1, 3, 32, 32, seed=7)}),
+                        ("transformer_block.onnx", {"input": randn(1, 16, 64, seed=7)})):
+        model = onnx.load(os.path.join(EXAMPLES, name))
+        compile_and_check(model, feeds, f"npu -fusion={fusion}", **FP32)
+        compile_and_check(model, feeds, f"npu -fusion={fusion} -max-sram-bytes=65536", **FP32)
+    compile_and_check(dense_block(), {"input": randn(1, 8, 16, 16, seed=7)},
+                      f"npu -fusion={fusion} -max-sram-bytes=32768", **FP32)
+
+
 def dense_block(fusion_inputs: int = 3):
     """A DenseNet-style block: each BN-ReLU-Conv layer reads the Concat of every
     earlier feature map, then a transition (BN-ReLU-Conv1x1-AveragePool)."""
