@@ -175,8 +175,12 @@ class TileProgram(TileSpace):
         accumulator = self.accumulator_view(t, out) if self.accumulators else out
         if first and "bias" in self.staged:
             bias = self.compute_view("bias", t, index)
-            linalg.broadcast(bias, outs=[out], dimensions=[0, 1, 2])
-            mark_init()
+            rank = ir.MemRefType(out.type).rank
+            linalg.broadcast(bias, outs=[out], dimensions=list(range(rank - 1)))
+            if self.accumulators:   # the fp32 accumulator starts from the bias
+                linalg.copy(out, outs=[accumulator])
+            else:                   # the op's bias epilogue adds it
+                mark_init()
         elif first and problem.init_value is not None and not self.recipe.reads_output(problem):
             linalg.fill(sram_constant(problem.init_value, accumulator), outs=[accumulator])
             mark_init()

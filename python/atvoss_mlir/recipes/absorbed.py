@@ -9,7 +9,7 @@ from __future__ import annotations
 from mlir import ir
 
 from .. import block_order
-from .problem import (RESIDENT_ATTR, TilingProblem, Unsupported, constant_value, ins_outs, static_shape,
+from .problem import (RESIDENT_ATTR, OperandTile, Tiled, TilingProblem, Unsupported, constant_value, ins_outs, static_shape,
                       tile_nest_root, type_name)
 
 
@@ -107,21 +107,39 @@ def padded_source(value: ir.Value, consumer):
 
 
 def init_bias(op, output: ir.Value, channels: int):
-    """(broadcast, bias) when a linalg.broadcast of a per-channel bias[C] fills
-    the fresh NHWC `output` right before `op` (how the importer adds a conv bias)."""
+    """(broadcast, bias) when a linalg.broadcast of a per-channel bias[C] (the
+    output's last dim) fills the fresh `output` right before `op` (how the
+    importer adds a conv or Gemm bias)."""
     if not fresh_buffer(output):
         return None
     for previous in ops_before(op):
         if previous.name == "linalg.broadcast" and ins_outs(previous)[1][0] == output:
             (bias,), _ = ins_outs(previous)
             added = list(ir.DenseI64ArrayAttr(previous.attributes["dimensions"]))
-            if added != [0, 1, 2] or list(ir.MemRefType(bias.type).shape) != [channels] \
+            rank = ir.MemRefType(output.type).rank
+            if added != list(range(rank - 1)) or list(ir.MemRefType(bias.type).shape) != [channels] \
                     or type_name(bias) != type_name(output):
                 return None
             return previous, bias
         if touches(previous, output):
             return None
     return None
+
+
+def output_init_or_bias(problem: TilingProblem, channel_dim: int, target) -> TilingProblem:
+    """Fold the broadcast of a bias over the output's last dim (loop dim
+    `channel_dim`) into the op as its `bias` operand (from -fusion=1), else a
+    constant fill."""
+    output = problem.output.value
+    found = init_bias(problem.op, output, ir.MemRefType(output.type).shape[-1]) \
+        if target.fusion >= 1 else None
+    if found is None:
+        return output_init(problem)
+    broadcast, bias = found
+    problem.absorbed_ops.append(broadcast)
+    problem.operands.insert(len(problem.operands) - 1,
+                            OperandTile("bias", bias, (Tiled(channel_dim),)))
+    return problem
 
 
 def output_init(problem: TilingProblem) -> TilingProblem:

@@ -11,7 +11,7 @@ from mlir import ir
 from mlir.dialects import linalg
 
 from ..dialects import npu
-from .absorbed import output_init, window_input
+from .absorbed import output_init_or_bias, window_input
 from .problem import (STRATEGY_ATTR, LoopDim, OperandTile, Recipe, Strided, Tiled, TilingProblem,
                       Whole, Window, built_op, copy_npu_attributes, element_bytes,
                       with_fp32_accumulator, gemm_cycles, ints, ins_outs, optional_attr,
@@ -67,7 +67,7 @@ def conv_problem(op, target) -> TilingProblem:
                             {"strides": strides, "dilations": dilations, "kernel": (kh, kw),
                              "strategy": strategy})
     problem.absorbed_ops += absorbed
-    return output_init(with_fp32_accumulator(problem, target.pipeline_stages))
+    return output_init_or_bias(with_fp32_accumulator(problem, target.pipeline_stages), 3, target)
 
 
 class Conv2dRecipe(Recipe):
@@ -80,7 +80,7 @@ class Conv2dRecipe(Recipe):
         return conv_problem(op, target)
 
     def reads_output(self, problem) -> bool:
-        return problem.init_value is None
+        return not problem.starts_output
 
     def loop_positions(self, problem) -> tuple[int, list[int]]:
         return 7, [0, 1, 2, 3, 6]  # (n, oh, ow, f, kh, kw, c)
@@ -111,10 +111,10 @@ class Conv2dRecipe(Recipe):
         dilations = ints(optional_attr(op, "dilations"), (1, 1))
         activation, clip_min, clip_max = epilogue(op)
         with rewriter.ip, op.location:
-            accumulate = accumulation_start(op, out, rewriter)
+            accumulate, bias = accumulation_start(op, out, rewriter)
             if strategy == "direct":
                 npu.Conv2dOp(image, weights, out, strides, dilations, accumulate, activation,
-                             clip_min=clip_min, clip_max=clip_max)
+                             bias=bias, clip_min=clip_min, clip_max=clip_max)
                 rewriter.erase_op(op.operation)
                 return None
             # GEMM forms: output pixels x filters = (pixels x K) * (K x filters).
@@ -137,7 +137,7 @@ class Conv2dRecipe(Recipe):
                 columns = subview(collapse_to_matrix(sram_buffer(image), 3), [0, 0],
                                   [pixels, channels])
             npu.MatmulOp(columns, weight_matrix, out_matrix, accumulate, activation,
-                         clip_min=clip_min, clip_max=clip_max)
+                         bias=bias, clip_min=clip_min, clip_max=clip_max)
         rewriter.erase_op(op.operation)
 
 

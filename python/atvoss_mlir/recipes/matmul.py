@@ -8,7 +8,7 @@ from mlir import ir
 from mlir.dialects import linalg
 
 from ..dialects import npu
-from .absorbed import output_init
+from .absorbed import output_init, output_init_or_bias
 from .sram_ops import accumulation_start, epilogue, in_sram, view_sizes
 from .tile_ir import subview
 from .problem import (ACCUMULATOR_TYPES, MATRIX_TYPES, LoopDim, OperandTile, Recipe, Tiled,
@@ -49,9 +49,9 @@ def matmul_problem(op, target) -> TilingProblem:
     operands = [OperandTile("lhs", lhs, (Tiled(0), Tiled(2))),
                 OperandTile("rhs", rhs, (Tiled(2), Tiled(1))),
                 OperandTile("output", out, (Tiled(0), Tiled(1)), is_output=True)]
-    return output_init(with_fp32_accumulator(TilingProblem(
+    return output_init_or_bias(with_fp32_accumulator(TilingProblem(
         op, MATMUL, dims, operands,
-        lambda t: gemm_cycles(t[0], t[1], t[2], target, int8)), target.pipeline_stages))
+        lambda t: gemm_cycles(t[0], t[1], t[2], target, int8)), target.pipeline_stages), 1, target)
 
 
 def batch_matmul_problem(op, target) -> TilingProblem:
@@ -90,7 +90,7 @@ class MatmulRecipe(Recipe):
         return build(op, target)
 
     def reads_output(self, problem) -> bool:
-        return problem.init_value is None
+        return not problem.starts_output
 
     def build_on_tiles(self, op, inputs, out):
         builder = linalg.matmul if op.name == "linalg.matmul" else linalg.batch_matmul
@@ -105,11 +105,11 @@ class MatmulRecipe(Recipe):
             return True
         check_matrix_types(lhs, rhs, out)
         with rewriter.ip, op.location:
-            accumulate = accumulation_start(op, out, rewriter)
+            accumulate, bias = accumulation_start(op, out, rewriter)
             if ir.MemRefType(out.type).rank == 3:  # batch_matmul: one batch per tile
                 lhs, rhs, out = (drop_batch(view) for view in (lhs, rhs, out))
             activation, clip_min, clip_max = epilogue(op)
-            npu.MatmulOp(lhs, rhs, out, accumulate, activation, clip_min=clip_min,
+            npu.MatmulOp(lhs, rhs, out, accumulate, activation, bias=bias, clip_min=clip_min,
                          clip_max=clip_max)
         rewriter.erase_op(op.operation)
 

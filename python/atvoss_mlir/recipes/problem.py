@@ -156,7 +156,13 @@ class TilingProblem:
         a matrix op or reduction that accumulates onto its initial contents."""
         if not operand.is_output:
             return True
-        return self.recipe.accumulates and self.init_value is None
+        return self.recipe.accumulates and not self.starts_output
+
+    @property
+    def starts_output(self) -> bool:
+        """Whether the op writes its output's initial value itself: a folded fill
+        or a folded bias broadcast (otherwise it accumulates onto the contents)."""
+        return self.init_value is not None or any(o.role == "bias" for o in self.operands)
 
 
 def in_place(problem: TilingProblem, operand: OperandTile) -> bool:

@@ -71,18 +71,23 @@ def fill_constant(fill) -> float:
     return float(constant_value(fill.operands[0]))
 
 
-def accumulation_start(op, out: ir.Value, rewriter) -> bool:
-    """Whether a matrix op adds to its output tile: not when the tile's initial
-    value is a zero fill (the array's own start, so the fill goes); a non-zero
+def accumulation_start(op, out: ir.Value, rewriter) -> tuple:
+    """(whether a matrix op adds to its output tile, its bias): it does not when
+    the tile's initial value is a zero fill (the array's own start, so the fill
+    goes) or a broadcast bias (the op's bias epilogue then adds it); a non-zero
     fill is kept as npu.fill."""
     init = initial_value(op, out)
     if init is None:
-        return True
+        return True, None
+    if init.name == "linalg.broadcast":
+        bias = init.operands[0]
+        rewriter.erase_op(init)
+        return False, bias
     value = fill_constant(init)
     if value != 0.0:
         npu.FillOp(out, value)
     rewriter.erase_op(init)
-    return value != 0.0
+    return value != 0.0, None
 
 
 def epilogue(op) -> tuple:

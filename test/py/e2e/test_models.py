@@ -12,8 +12,8 @@ import numpy as np
 import onnx
 import pytest
 
-from e2e_testing import EXAMPLES, FP32, compile_and_check
-from onnx_testing import model, randn, resnet50
+from e2e_testing import EXAMPLES, FP16, FP32, compile_and_check
+from onnx_testing import model, randn, resnet50, single
 
 
 def make_examples_module():
@@ -93,6 +93,29 @@ def test_examples_at_every_fusion_level(fusion):
         compile_and_check(model, feeds, f"npu -fusion={fusion} -max-sram-bytes=65536", **FP32)
     compile_and_check(dense_block(), {"input": randn(1, 8, 16, 16, seed=7)},
                       f"npu -fusion={fusion} -max-sram-bytes=32768", **FP32)
+
+
+@pytest.mark.parametrize("target", ["npu", "npu -max-sram-bytes=8192", "npu -fusion=0"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_bias_as_the_conv_and_gemm_bias_operand(dtype, target):
+    """A Conv's or Gemm's bias is its npu op's bias (from -fusion=1); with the
+    reduction split over tiles (8 KiB) it starts the accumulator instead."""
+    tolerance = FP32 if dtype == np.float32 else FP16
+    rng = np.random.default_rng(9)
+    weights = (rng.standard_normal((32, 64, 3, 3)) * 0.1).astype(dtype)
+    conv = single("Conv", {"x": [1, 64, 16, 16]}, [1, 32, 16, 16], {"pads": [1] * 4},
+                  {"W": weights, "B": rng.standard_normal(32).astype(dtype)}, dtype=dtype)
+    compiled, _ = compile_and_check(conv, {"x": randn(1, 64, 16, 16, seed=1).astype(dtype)},
+                                    target, **tolerance)
+    gemm = single("Gemm", {"x": [64, 256]}, [64, 48], None,
+                  {"W": (rng.standard_normal((256, 48)) * 0.1).astype(dtype),
+                   "B": rng.standard_normal(48).astype(dtype)}, dtype=dtype)
+    compiled_gemm, _ = compile_and_check(gemm, {"x": randn(64, 256, seed=2).astype(dtype)},
+                                         target, **tolerance)
+    if target == "npu":   # one reduction step: the bias is the op's epilogue
+        for program, op in ((compiled.module, "npu.conv2d"), (compiled_gemm.module, "npu.matmul")):
+            assert f'"{op}"' in str(program)
+            assert '"npu.elementwise"' not in str(program)
 
 
 def dense_block(fusion_inputs: int = 3):
