@@ -70,42 +70,50 @@ class NpuAllocateSram(ModulePass):
                                    context)
 
     def visit(self, block: ir.Block, allocator: FirstFit, context: PassContext) -> bool:
-        opened = []
-        for op in block.operations:
-            if op.name == "npu.alloc":
-                size = buffer_bytes(op)
-                if size is None:
-                    context.diagnostics.error(op.location, "'npu.alloc' op needs a static "
-                                                           "shape to be placed in SRAM")
-                    return False
-                offset = allocator.place(size)
-                if RESIDENT_ATTR in op.attributes and "offset" in op.attributes:
-                    # Placed by npu-keep-in-sram, whose plan the ops' tiles were sized by.
-                    offset = ir.IntegerAttr(op.attributes["offset"]).value
-                    if not allocator.free(offset, size):
-                        context.diagnostics.error(
-                            op.location, f"'npu.alloc' op at offset {offset} ({size} B) "
-                            f"overlaps a live buffer or exceeds SRAM budget "
-                            f"{allocator.capacity} B")
-                        return False
-                if offset is None:
-                    context.diagnostics.error(
-                        op.location, f"'npu.alloc' op working set "
-                        f"{allocator.live_bytes + size} B exceeds SRAM budget "
-                        f"{allocator.capacity} B ({len(allocator.live)} live buffers of "
-                        f"{allocator.live_bytes} B and this one of {size} B)")
-                    return False
+        return place_buffers(block, allocator, context.diagnostics.error) is None
+
+
+def place_buffers(block: ir.Block, allocator: FirstFit, error,
+                  assign: bool = True) -> ir.Operation | None:
+    """Give every npu.alloc of the block (and of the blocks nested in it) its
+    offset (only find them, when not `assign`); the alloc that does not fit,
+    after `error(location, message)`, or None."""
+    opened = []
+    for op in block.operations:
+        op = op.operation
+        if op.name == "npu.alloc":
+            size = buffer_bytes(op)
+            if size is None:
+                error(op.location, "'npu.alloc' op needs a static shape to be placed in SRAM")
+                return op
+            offset = allocator.place(size)
+            if RESIDENT_ATTR in op.attributes and "offset" in op.attributes:
+                # Placed by npu-keep-in-sram, whose plan the ops' tiles were sized by.
+                offset = ir.IntegerAttr(op.attributes["offset"]).value
+                if not allocator.free(offset, size):
+                    error(op.location, f"'npu.alloc' op at offset {offset} ({size} B) overlaps "
+                                       f"a live buffer or exceeds SRAM budget "
+                                       f"{allocator.capacity} B")
+                    return op
+            if offset is None:
+                error(op.location, f"'npu.alloc' op working set {allocator.live_bytes + size} B "
+                                   f"exceeds SRAM budget {allocator.capacity} B "
+                                   f"({len(allocator.live)} live buffers of "
+                                   f"{allocator.live_bytes} B and this one of {size} B)")
+                return op
+            if assign:
                 with op.context:
                     op.attributes["offset"] = ir.IntegerAttr.get(
                         ir.IntegerType.get_signless(64), offset)
-                allocator.live[op.results[0]] = Placement(op, offset, size)
-                opened.append(op.results[0])
-            elif op.name == "npu.dealloc":
-                allocator.live.pop(op.operands[0], None)
-            for region in op.regions:
-                for nested in region.blocks:
-                    if not self.visit(nested, allocator, context):
-                        return False
-        for buffer in opened:  # lifetime ends with the block
-            allocator.live.pop(buffer, None)
-        return True
+            allocator.live[op.results[0]] = Placement(op, offset, size)
+            opened.append(op.results[0])
+        elif op.name == "npu.dealloc":
+            allocator.live.pop(op.operands[0], None)
+        for region in op.regions:
+            for nested in region.blocks:
+                failed = place_buffers(nested, allocator, error, assign)
+                if failed is not None:
+                    return failed
+    for buffer in opened:  # lifetime ends with the block
+        allocator.live.pop(buffer, None)
+    return None

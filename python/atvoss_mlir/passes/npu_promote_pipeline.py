@@ -10,7 +10,8 @@ tile that needs it:
                   load(t+S-1)                         its input buffers refill
                   npu.wait tile t's loads, the previous iteration's store
                   compute(t)
-    epilogue:     npu.barrier, store the last tile
+    epilogue:     npu.barrier {engines = "compute"}, npu.wait on the tokens the
+                  loop carries out (its last store), store the last tile
 
 The tokens of the loads in flight (S-1 per operand) and of the last store are
 loop-carried values (`scf.for` iter_args); an iteration that loads nothing

@@ -140,7 +140,7 @@ class TileProgram(TileSpace):
             linalg.copy(sram, outs=[dram])
             # The tile's buffer is released after this: no later DMA may reuse it
             # while the vector unit still reads it.
-            npu.BarrierOp()
+            npu.BarrierOp(engines="compute")
             return None
         token = npu.DmaStoreOp(npu.token_type(), sram, dram, self.next_channel()).result
         if wait:
@@ -261,7 +261,7 @@ class TileProgram(TileSpace):
             with ir.InsertionPoint(self.op):
                 if self.loop is None:
                     self.compute(0)
-                    npu.BarrierOp()
+                    npu.BarrierOp(engines="compute")
                     self.store(0)
                 else:
                     self.sequential_iteration(self.loop.regions[0].blocks[0].arguments[0],
@@ -269,7 +269,11 @@ class TileProgram(TileSpace):
         root = self.loop if self.loop is not None else self.op
         with ir.InsertionPoint.after(root) if self.loop is not None else ir.InsertionPoint(root):
             if pipelined:
-                npu.BarrierOp()
+                # The compute of the last tile, and the DMAs the loop carries out
+                # (the last store; loads already waited, which costs nothing).
+                npu.BarrierOp(engines="compute")
+                if len(self.loop.results):
+                    npu.WaitOp(list(self.loop.results))
             if self.loop is not None and (pipelined or output_period is None):
                 self.store(self.iterations - 1)
             for buffer in reversed(self.allocs):
@@ -285,7 +289,7 @@ class TileProgram(TileSpace):
                  lambda roles=roles: self.load(roles, t))
         self.compute(t)
         self.refill_padding(t)
-        npu.BarrierOp()
+        npu.BarrierOp(engines="compute")
         if output_period is not None:
             is_last = compare("eq", rem(t, output_period), output_period - 1) \
                 if output_period > 1 else True
@@ -305,7 +309,7 @@ class TileProgram(TileSpace):
         if filled or self.after_fallback:
             # The fills run on the vector unit and a fallback op before this program
             # may still be writing its input: only a barrier orders DMAs after them.
-            npu.BarrierOp()
+            npu.BarrierOp(engines="compute")
 
 
 class FallbackTracker:

@@ -63,7 +63,8 @@
 // CHECK:               "npu.matmul"({{.*}}) {accumulate = true, activation = "none"}
 // CHECK:           scf.yield %[[N]]#0, %[[N]]#1, %[[S]]
 // CHECK:         } {npu.tile_loop}
-// CHECK-NEXT:    "npu.barrier"() : () -> ()
+// CHECK-NEXT:    "npu.barrier"() {engines = "compute"} : () -> ()
+// CHECK-NEXT:    "npu.wait"(%{{.*}}#0, %{{.*}}#1, %{{.*}}#2)
 // CHECK:         %[[LAST:.*]] = "npu.dma_store"
 // CHECK:         "npu.wait"(%[[LAST]])
 // CHECK-COUNT-6: "npu.dealloc"
@@ -125,7 +126,7 @@ func.func @matmul$partial_tiles(%a: memref<100x70xf16>, %b: memref<70x50xf16>, %
 // CHECK:           scf.if
 // CHECK:             "npu.fill"
 // CHECK:         } {npu.tile_loop}
-// CHECK-NEXT:    "npu.barrier"() : () -> ()
+// CHECK-NEXT:    "npu.barrier"() {engines = "compute"} : () -> ()
 func.func @conv$padded(%x: memref<1x16x16x8xf16>, %w: memref<3x3x8x8xf16>) -> memref<1x16x16x8xf32> {
   %pad = arith.constant 0.0 : f16
   %zero = arith.constant 0.0 : f32

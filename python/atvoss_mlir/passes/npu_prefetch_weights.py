@@ -1,0 +1,166 @@
+"""npu-prefetch-weights: start the DMA of a constant (weights, a bias) during
+the op before, not after it.
+
+Each op's tile program loads its once-loaded tiles at its start, after the
+previous program's final `npu.barrier`, so the load waits for that program's
+compute. A top-level `npu.dma_load` from a `memref.get_global` constant moves
+up, with its SRAM buffer's `npu.alloc` and the views it reads and writes, to
+just before a barrier that ends a compute, up to MAX_OPS_AHEAD ops back:
+the sequencer then issues it right after that compute, the transfer overlaps
+it and the ops after it (barriers at the end of ops wait for the compute
+engines only). It goes no further back
+than an op touching its buffer or a DMA on its channel (a channel runs its DMAs
+in order: that one would wait for it), and stays when no compute ends before it.
+
+The buffer then lives longer. Every buffer is placed as npu-allocate-sram
+places them (first fit); when one no longer fits, a move that keeps a buffer
+live there is undone, with a remark, until all fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from . import ModulePass, PassContext
+from .npu_allocate_sram import FirstFit, place_buffers
+from .npu_keep_in_sram import top_level
+from .npu_verify_common import COMPUTE_OPS, VIEW_OPS
+
+# How many ops before its own a constant's load may be issued during.
+MAX_OPS_AHEAD = 8
+
+# Ops a constant's load may be issued before: they neither read nor write it.
+PASSABLE = ("npu.", "memref.subview", "memref.cast", "memref.collapse_shape",
+            "memref.expand_shape", "memref.get_global", "arith.", "index.", "affine.apply")
+
+
+def root(value: ir.Value) -> ir.Value:
+    while isinstance(value, ir.OpResult) and value.owner.operation.name in VIEW_OPS:
+        value = value.owner.operands[0]
+    return value
+
+
+def defining_views(value: ir.Value, block: ir.Block) -> list:
+    """The view ops of `block` that `value` is made by, outermost source first."""
+    chain = []
+    while isinstance(value, ir.OpResult) and value.owner.operation.name in VIEW_OPS:
+        if value.owner.operation.block == block:
+            chain.append(value.owner.operation)
+        value = value.owner.operands[0]
+    return chain[::-1]
+
+
+def ends_compute(ops: list, index: int) -> bool:
+    """Whether ops[index] is a barrier right after a compute op or a tile loop."""
+    op = ops[index]
+    if op.name != "npu.barrier" or index == 0:
+        return False
+    before = ops[index - 1]
+    return (before.name in COMPUTE_OPS and before.name != "npu.fill") or \
+        before.name in ("scf.for", "scf.if")
+
+
+@dataclass
+class Move:
+    load: ir.Operation
+    ops: list                # the buffer's alloc, its views, the load: moved back on undo
+    anchor: ir.Operation     # the op the load came before (never moved)
+    buffer: ir.Value
+
+
+def plan_move(ops: list, position: dict, load) -> Move | None:
+    """Where `load` may go: before the last barrier ending a compute before it."""
+    block = load.block
+    source, target = load.operands[0], load.operands[1]
+    global_ = root(source)
+    buffer = root(target)
+    if not (isinstance(global_, ir.OpResult) and global_.owner.operation.name == "memref.get_global"):
+        return None
+    if not (isinstance(buffer, ir.OpResult) and buffer.owner.operation.name == "npu.alloc"
+            and buffer.owner.operation.block == block
+            and "npu.resident" not in buffer.owner.attributes):
+        return None
+    constant = [global_.owner.operation] if global_.owner.operation.block == block else []
+    moving = [buffer.owner.operation] + defining_views(target, block) + constant + \
+        defining_views(source, block) + [load]
+    if any(operand.owner.operation.block == block
+           for view in moving[1:-1] for operand in list(view.operands)[1:]
+           if isinstance(operand, ir.OpResult)):
+        return None   # a view with dynamic offsets computed in the block
+    start = position[load]
+    anchor = next((op for op in ops[start + 1:] if op.name not in
+                   ("npu.alloc", "npu.dma_load") and op.name not in VIEW_OPS), None)
+    if anchor is None:
+        return None
+    channel = load.attributes["channel"]
+    best, passed = None, 0
+    for index in range(start - 1, -1, -1):
+        op = ops[index]
+        if op in moving:
+            continue
+        if any(root(operand) == buffer for operand in op.operands) \
+                or not op.name.startswith(PASSABLE):
+            break
+        if op.name in ("npu.dma_load", "npu.dma_store") and op.attributes["channel"] == channel:
+            break   # a channel runs its DMAs in order: this one would wait for the load
+        if ends_compute(ops, index):
+            if not all(ops[i] in moving for i in range(index + 1, start)):
+                best = index
+            passed += 1
+            if passed == MAX_OPS_AHEAD:
+                break
+    if best is None:
+        return None
+    for moved in sorted(moving, key=lambda op: position[op]):
+        if position[moved] > best:   # a constant another load moved up already stays
+            moved.move_before(ops[best])
+    # Undoing moves back the buffer's ops only: the constant and its views are
+    # pure and may have other users, which stay dominated where they are now.
+    return Move(load, [buffer.owner.operation] + defining_views(target, block) + [load],
+                anchor, buffer)
+
+
+@dataclass(frozen=True)
+class NpuPrefetchWeights(ModulePass):
+    argument = "npu-prefetch-weights"
+    summary = "Issue the DMA of a constant's tile during the op before its own"
+
+    def run(self, module: ir.Operation, context: PassContext) -> None:
+        with module.context:
+            target = context.target
+            for function in module.regions[0].blocks[0].operations:
+                if function.operation.name != "func.func" or not function.regions[0].blocks:
+                    continue
+                block = function.regions[0].blocks[0]
+                moves = []
+                for load in [op.operation for op in block.operations
+                             if op.operation.name == "npu.dma_load"]:
+                    ops = [op.operation for op in block.operations]
+                    position = {op: i for i, op in enumerate(ops)}
+                    move = plan_move(ops, position, load)
+                    if move is not None:
+                        moves.append(move)
+                self.fit(block, moves, target, context)
+
+    @staticmethod
+    def fit(block: ir.Block, moves: list, target, context: PassContext) -> None:
+        """Undo moves until every buffer of the block fits the SRAM."""
+        while moves:
+            failed = place_buffers(block, FirstFit(target.max_sram_bytes, target.sram_alignment),
+                                   lambda location, message: None, assign=False)
+            if failed is None:
+                return
+            ops = [op.operation for op in block.operations]
+            position = {op: i for i, op in enumerate(ops)}
+            at = position.get(top_level(failed, block), len(ops))
+            live = [m for m in moves if position[m.ops[0]] <= at]
+            undo = max(live or moves, key=lambda m: position[m.ops[0]])
+            for moved in undo.ops:
+                moved.move_before(undo.anchor)
+            moves.remove(undo)
+            context.diagnostics.remark(undo.load.location, "the load of this constant is not "
+                                       "issued during the previous op: its SRAM buffer would "
+                                       "not fit beside that op's")
+
