@@ -196,7 +196,14 @@ class TileSpace:
         """The SRAM view of an operand's tile, at the size this iteration computes."""
         operand = self.staged[role].operand
         if self.in_place(operand):
-            return operand.value
+            if all(self.trips[d] == 1 for d in operand.loop_dims()):
+                return operand.value
+            # A batch taken one at a time: this iteration's slice of the tensor.
+            return subview(operand.value,
+                           [index.offsets[p.dim] if isinstance(p, Tiled) else 0
+                            for p in operand.region],
+                           [index.sizes[p.dim] if isinstance(p, Tiled) else p.size
+                            for p in operand.region])
         sizes = []
         for part in operand.region:
             if isinstance(part, Whole):

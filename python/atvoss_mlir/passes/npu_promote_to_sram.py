@@ -281,7 +281,7 @@ class TileProgram(TileSpace):
         self.op.erase()
 
     def loads(self, staged: Staged) -> bool:
-        return self.problem.loads(staged.operand)
+        return self.problem.loads(staged.operand) and not self.in_place(staged.operand)
 
     def sequential_iteration(self, t, groups, output_period) -> None:
         for period, roles in groups.items():

@@ -208,15 +208,24 @@ MAX_CANDIDATES = 40000
 
 def whole_dims(problem) -> set[int]:
     """The loop dims of tensors kept in SRAM, which are never tiled (a dim the
-    recipe only takes one at a time stays so, and the schedule then reads the
-    tensor in pieces: `reads_resident_whole` is false)."""
+    recipe only takes one at a time stays so: `reads_resident_whole` says
+    whether the op can then read the tensor a slice at a time)."""
     return {d for operand in problem.operands if operand.resident
             for d in operand.loop_dims() if problem.dims[d].candidates != "one"}
 
 
 def reads_resident_whole(problem, tiles) -> bool:
-    return all(tiles[d] >= problem.dims[d].size for operand in problem.operands
-               if operand.resident for d in operand.loop_dims())
+    """Whether the schedule reads every resident operand whole, but along the
+    dims its SRAM tile drops (a batch the op takes one at a time), on which it
+    computes in place a slice at a time."""
+    for operand in problem.operands:
+        if not operand.resident:
+            continue
+        sliced = {part.dim for axis, part in enumerate(operand.region)
+                  if axis in operand.dropped} if in_place(problem, operand) else set()
+        if any(tiles[d] < problem.dims[d].size for d in operand.loop_dims() - sliced):
+            return False
+    return True
 
 
 def tile_grid(problem, target: NpuTarget, orders, explicit=None) -> list[list[int]]:
