@@ -71,7 +71,8 @@ class Move:
 
 
 def plan_move(ops: list, position: dict, load) -> Move | None:
-    """Where `load` may go: before the last barrier ending a compute before it."""
+    """Move `load` up to before a barrier ending an earlier compute, if it may go
+    there; `ops` and `position` (the block's ops in order) follow the move."""
     block = load.block
     source, target = load.operands[0], load.operands[1]
     global_ = root(source)
@@ -113,9 +114,15 @@ def plan_move(ops: list, position: dict, load) -> Move | None:
                 break
     if best is None:
         return None
-    for moved in sorted(moving, key=lambda op: position[op]):
-        if position[moved] > best:   # a constant another load moved up already stays
-            moved.move_before(ops[best])
+    # A constant another load moved up already stays.
+    moved = [op for op in sorted(moving, key=lambda op: position[op]) if position[op] > best]
+    for op in moved:
+        op.move_before(ops[best])
+    # The block's op list, kept in step with the block.
+    segment = ops[best:start + 1]
+    ops[best:start + 1] = moved + [op for op in segment if op not in set(moved)]
+    for index in range(best, start + 1):
+        position[ops[index]] = index
     # Undoing moves back the buffer's ops only: the constant and its views are
     # pure and may have other users, which stay dominated where they are now.
     return Move(load, [buffer.owner.operation] + defining_views(target, block) + [load],
@@ -135,10 +142,9 @@ class NpuPrefetchWeights(ModulePass):
                     continue
                 block = function.regions[0].blocks[0]
                 moves = []
-                for load in [op.operation for op in block.operations
-                             if op.operation.name == "npu.dma_load"]:
-                    ops = [op.operation for op in block.operations]
-                    position = {op: i for i, op in enumerate(ops)}
+                ops = [op.operation for op in block.operations]
+                position = {op: i for i, op in enumerate(ops)}
+                for load in [op for op in ops if op.name == "npu.dma_load"]:
                     move = plan_move(ops, position, load)
                     if move is not None:
                         moves.append(move)
