@@ -45,6 +45,12 @@ def ops_where(root: ir.Operation, keep) -> list:
     return found
 
 
+def function_bodies(module: ir.Operation) -> list:
+    """The body block of every func.func of the module that has one."""
+    return [function.regions[0].blocks[0] for function in module.regions[0].blocks[0].operations
+            if function.operation.name == "func.func" and function.regions[0].blocks]
+
+
 class PassOptionError(ValueError):
     pass
 

@@ -36,7 +36,7 @@ from ..dialects import npu
 from ..machine_model import element_bytes
 from ..recipes import tiling_problem
 from ..recipes.problem import RESIDENT_ATTR, RESIDENT_VIEWS, TilingProblem, Unsupported
-from . import ModulePass, PassContext
+from . import ModulePass, PassContext, function_bodies
 from .tile_search import aligned, reads_resident_whole, search
 
 
@@ -307,7 +307,5 @@ class NpuKeepInSram(ModulePass):
         with module.context:
             if context.target.fusion < 2:
                 return
-            for function in module.regions[0].blocks[0].operations:
-                if function.operation.name != "func.func" or not function.regions[0].blocks:
-                    continue
-                Plan(function.regions[0].blocks[0], context.target, context).run()
+            for body in function_bodies(module):
+                Plan(body, context.target, context).run()

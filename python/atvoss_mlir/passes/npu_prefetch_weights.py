@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from . import ModulePass, PassContext
+from . import ModulePass, PassContext, function_bodies
 from .npu_allocate_sram import FirstFit, place_buffers
 from .npu_keep_in_sram import top_level
 from .npu_verify_common import COMPUTE_OPS, VIEW_OPS
@@ -137,10 +137,7 @@ class NpuPrefetchWeights(ModulePass):
     def run(self, module: ir.Operation, context: PassContext) -> None:
         with module.context:
             target = context.target
-            for function in module.regions[0].blocks[0].operations:
-                if function.operation.name != "func.func" or not function.regions[0].blocks:
-                    continue
-                block = function.regions[0].blocks[0]
+            for block in function_bodies(module):
                 moves = []
                 ops = [op.operation for op in block.operations]
                 position = {op: i for i, op in enumerate(ops)}

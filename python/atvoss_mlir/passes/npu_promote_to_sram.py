@@ -118,6 +118,23 @@ class TileProgram(TileSpace):
             when(both(compare("ult", later, self.iterations),
                       self.changes_at(staged.period, later)), fill)
 
+    def fill_halo(self, staged) -> bool:
+        """Fill the rows and columns of a once-loaded padded tile that its DMA (or
+        copy) does not write; whether any were filled."""
+        operand, buffer = staged.operand, staged.buffers[0]
+        filled = False
+        for axis, part in enumerate(operand.region):
+            if not isinstance(part, Window):
+                continue
+            extent = part.extent(self.tiles[part.dim])
+            valid_low = min(part.pad_low, extent)
+            valid_high = min(part.pad_low + part.input_size, extent)
+            for low, high in ((0, valid_low), (valid_high, extent)):
+                if high > low:
+                    self.fill_rows(buffer, operand, axis, low, high)
+                    filled = True
+        return filled
+
     def fill_rows(self, buffer, operand, axis, low, high) -> None:
         """Fill [low, high) of dim `axis` of a padded input buffer with the pad value."""
         if isinstance(low, int) and isinstance(high, int) and high <= low:
@@ -297,11 +314,15 @@ class TileProgram(TileSpace):
 
     def fill_padding_once(self) -> None:
         """Fill every buffer of a padded input with the pad value before any DMA;
-        DMAs then only overwrite the interior (halo rows are refilled per tile)."""
+        DMAs then only overwrite the interior (halo rows are refilled per tile).
+        A tile loaded once has a fixed halo: only that is filled."""
         filled = False
         for staged in self.staged.values():
             operand = staged.operand
             if operand.pad_value is None or not any(isinstance(p, Window) for p in operand.region):
+                continue
+            if staged.period is None and len(staged.buffers) == 1:
+                filled = self.fill_halo(staged) or filled
                 continue
             for buffer in staged.buffers:
                 linalg.fill(sram_constant(operand.pad_value, buffer), outs=[buffer])
