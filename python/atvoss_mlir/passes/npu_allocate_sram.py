@@ -86,7 +86,6 @@ def place_buffers(block: ir.Block, allocator: FirstFit, error,
             if size is None:
                 error(op.location, "'npu.alloc' op needs a static shape to be placed in SRAM")
                 return op
-            offset = allocator.place(size)
             if RESIDENT_ATTR in op.attributes and "offset" in op.attributes:
                 # Placed by npu-keep-in-sram, whose plan the ops' tiles were sized by.
                 offset = ir.IntegerAttr(op.attributes["offset"]).value
@@ -95,6 +94,8 @@ def place_buffers(block: ir.Block, allocator: FirstFit, error,
                                        f"a live buffer or exceeds SRAM budget "
                                        f"{allocator.capacity} B")
                     return op
+            else:
+                offset = allocator.place(size)
             if offset is None:
                 error(op.location, f"'npu.alloc' op working set {allocator.live_bytes + size} B "
                                    f"exceeds SRAM budget {allocator.capacity} B "

@@ -35,16 +35,9 @@ from ..diagnostics import location_label, source_position
 from ..dialects import npu
 from ..machine_model import element_bytes
 from ..recipes import tiling_problem
-from ..recipes.problem import RESIDENT_ATTR, RESIDENT_VIEWS, TilingProblem, Unsupported
+from ..recipes.problem import RESIDENT_ATTR, RESIDENT_VIEWS, Unsupported, root_buffer
 from . import ModulePass, PassContext, function_bodies
 from .tile_search import aligned, reads_resident_whole, search
-
-
-def root_buffer(value: ir.Value):
-    """The buffer (an alloc's result) a value is a view of, through RESIDENT_VIEWS."""
-    while isinstance(value, ir.OpResult) and value.owner.name in RESIDENT_VIEWS:
-        value = value.owner.operands[0]
-    return value
 
 
 def name_of(op) -> str:
@@ -117,6 +110,7 @@ class Plan:
                 self.problems.append(problem)
                 absorbed += [a.operation for a in problem.absorbed_ops]
         # Fills, padded copies and bias broadcasts folded into the op reading them.
+        absorbed = set(absorbed)
         kept = [i for i, op in enumerate(self.ops) if op not in absorbed]
         self.ops = [self.ops[i] for i in kept]
         self.problems = [self.problems[i] for i in kept]

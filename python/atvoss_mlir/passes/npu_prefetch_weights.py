@@ -27,6 +27,7 @@ from . import ModulePass, PassContext, function_bodies
 from .npu_allocate_sram import FirstFit, place_buffers
 from .npu_keep_in_sram import top_level
 from .npu_verify_common import COMPUTE_OPS, VIEW_OPS
+from .npu_verify_tokens import root_buffer
 
 # How many ops before its own a constant's load may be issued during.
 MAX_OPS_AHEAD = 8
@@ -34,12 +35,6 @@ MAX_OPS_AHEAD = 8
 # Ops a constant's load may be issued before: they neither read nor write it.
 PASSABLE = ("npu.", "memref.subview", "memref.cast", "memref.collapse_shape",
             "memref.expand_shape", "memref.get_global", "arith.", "index.", "affine.apply")
-
-
-def root(value: ir.Value) -> ir.Value:
-    while isinstance(value, ir.OpResult) and value.owner.operation.name in VIEW_OPS:
-        value = value.owner.operands[0]
-    return value
 
 
 def defining_views(value: ir.Value, block: ir.Block) -> list:
@@ -75,8 +70,8 @@ def plan_move(ops: list, position: dict, load) -> Move | None:
     there; `ops` and `position` (the block's ops in order) follow the move."""
     block = load.block
     source, target = load.operands[0], load.operands[1]
-    global_ = root(source)
-    buffer = root(target)
+    global_ = root_buffer(source)
+    buffer = root_buffer(target)
     if not (isinstance(global_, ir.OpResult) and global_.owner.operation.name == "memref.get_global"):
         return None
     if not (isinstance(buffer, ir.OpResult) and buffer.owner.operation.name == "npu.alloc"
@@ -101,7 +96,7 @@ def plan_move(ops: list, position: dict, load) -> Move | None:
         op = ops[index]
         if op in moving:
             continue
-        if any(root(operand) == buffer for operand in op.operands) \
+        if any(root_buffer(operand) == buffer for operand in op.operands) \
                 or not op.name.startswith(PASSABLE):
             break
         if op.name in ("npu.dma_load", "npu.dma_store") and op.attributes["channel"] == channel:

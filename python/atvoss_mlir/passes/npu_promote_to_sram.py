@@ -82,8 +82,6 @@ class TileProgram(TileSpace):
         tokens = {}
         for role in roles:
             operand = self.staged[role].operand
-            if self.in_place(operand):
-                continue
             dram, sram, _, _ = self.dram_and_sram_views(role, t, index)
             if operand.resident:   # kept in SRAM: a vector-unit copy, ordered by the scoreboard
                 linalg.copy(dram, outs=[sram])

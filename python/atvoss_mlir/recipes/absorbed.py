@@ -9,8 +9,8 @@ from __future__ import annotations
 from mlir import ir
 
 from .. import block_order
-from .problem import (RESIDENT_ATTR, OperandTile, Tiled, TilingProblem, Unsupported, constant_value, ins_outs, static_shape,
-                      tile_nest_root, type_name)
+from .problem import (RESIDENT_ATTR, OperandTile, Tiled, TilingProblem, Unsupported,
+                      constant_value, ins_outs, static_shape, tile_nest_root, type_name)
 
 
 def ops_before(op) -> list:
@@ -117,7 +117,8 @@ def init_bias(op, output: ir.Value, channels: int):
             (bias,), _ = ins_outs(previous)
             added = list(ir.DenseI64ArrayAttr(previous.attributes["dimensions"]))
             rank = ir.MemRefType(output.type).rank
-            if added != list(range(rank - 1)) or list(ir.MemRefType(bias.type).shape) != [channels] \
+            if added != list(range(rank - 1)) \
+                    or list(ir.MemRefType(bias.type).shape) != [channels] \
                     or type_name(bias) != type_name(output):
                 return None
             return previous, bias
@@ -126,13 +127,14 @@ def init_bias(op, output: ir.Value, channels: int):
     return None
 
 
-def output_init_or_bias(problem: TilingProblem, channel_dim: int, target) -> TilingProblem:
+def output_init_or_bias(problem: TilingProblem, channel_dim: int,
+                        fold_bias: bool = True) -> TilingProblem:
     """Fold the broadcast of a bias over the output's last dim (loop dim
-    `channel_dim`) into the op as its `bias` operand (from -fusion=1), else a
+    `channel_dim`) into the op as its `bias` operand (when `fold_bias`), else a
     constant fill."""
     output = problem.output.value
     found = init_bias(problem.op, output, ir.MemRefType(output.type).shape[-1]) \
-        if target.fusion >= 1 else None
+        if fold_bias else None
     if found is None:
         return output_init(problem)
     broadcast, bias = found

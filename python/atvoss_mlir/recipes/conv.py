@@ -67,7 +67,8 @@ def conv_problem(op, target) -> TilingProblem:
                             {"strides": strides, "dilations": dilations, "kernel": (kh, kw),
                              "strategy": strategy})
     problem.absorbed_ops += absorbed
-    return output_init_or_bias(with_fp32_accumulator(problem, target.pipeline_stages), 3, target)
+    return output_init_or_bias(with_fp32_accumulator(problem, target.pipeline_stages), 3,
+                               fold_bias=target.fusion >= 1)
 
 
 class Conv2dRecipe(Recipe):

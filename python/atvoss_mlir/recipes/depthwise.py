@@ -4,8 +4,8 @@ as npu.depthwise_conv2d, with a broadcast per-channel bias as its bias operand."
 from __future__ import annotations
 
 from ..dialects import npu
-from .absorbed import init_bias, output_init, overwriting_output, window_input
-from .sram_ops import epilogue, in_sram, initial_value
+from .absorbed import output_init_or_bias, overwriting_output, window_input
+from .sram_ops import accumulation_start, epilogue, in_sram
 from .problem import (VECTOR_TYPES, LoopDim, OperandTile, Recipe, Tiled, TilingProblem,
                       Unsupported, Whole, Window, ins_outs, ints, optional_attr, static_shape,
                       type_name, vector_cycles)
@@ -36,13 +36,11 @@ def depthwise_problem(op, target) -> TilingProblem:
         lambda t: vector_cycles(t[0] * t[1] * t[2] * t[3], target, kh * kw),
         details={"strides": strides, "dilations": dilations})
     problem.absorbed_ops += absorbed
-    bias = init_bias(op, out, channels)
-    if bias is not None:
-        # The output starts as the broadcast bias: npu.depthwise_conv2d adds it.
-        problem.absorbed_ops.append(bias[0])
-        problem.operands.insert(2, OperandTile("bias", bias[1], (Tiled(3),)))
+    # A broadcast bias the output starts as: npu.depthwise_conv2d adds it.
+    problem = output_init_or_bias(problem, 3)
+    if any(operand.role == "bias" for operand in problem.operands):
         return problem
-    return overwriting_output(output_init(problem), 0.0)
+    return overwriting_output(problem, 0.0)
 
 
 class DepthwiseRecipe(Recipe):
@@ -59,14 +57,10 @@ class DepthwiseRecipe(Recipe):
         image, weights, out = op.operation.operands
         if not in_sram(out):
             return True
-        bias = None
         with rewriter.ip, op.location:
-            init = initial_value(op, out)
-            if init is not None:
-                # A broadcast bias becomes the op's bias; a zero fill is its own start.
-                if init.name == "linalg.broadcast":
-                    bias = init.operands[0]
-                rewriter.erase_op(init.operation)
+            # A broadcast bias becomes the op's bias; a zero fill (the only one
+            # overwriting_output lets through) is its own start.
+            _, bias = accumulation_start(op, out, rewriter)
             activation, clip_min, clip_max = epilogue(op)
             npu.DepthwiseConv2dOp(image, weights, out,
                                   ints(optional_attr(op, "strides"), (1, 1)),

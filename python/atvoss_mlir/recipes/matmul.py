@@ -51,7 +51,8 @@ def matmul_problem(op, target) -> TilingProblem:
                 OperandTile("output", out, (Tiled(0), Tiled(1)), is_output=True)]
     return output_init_or_bias(with_fp32_accumulator(TilingProblem(
         op, MATMUL, dims, operands,
-        lambda t: gemm_cycles(t[0], t[1], t[2], target, int8)), target.pipeline_stages), 1, target)
+        lambda t: gemm_cycles(t[0], t[1], t[2], target, int8)), target.pipeline_stages), 1,
+        fold_bias=target.fusion >= 1)
 
 
 def batch_matmul_problem(op, target) -> TilingProblem:

@@ -276,12 +276,18 @@ def static_shape(value: ir.Value, what: str) -> list[int]:
     return list(memref.shape)
 
 
+def root_buffer(value: ir.Value) -> ir.Value:
+    """The buffer (an alloc's result) a value is a view of, through RESIDENT_VIEWS."""
+    while isinstance(value, ir.OpResult) and value.owner.operation.name in RESIDENT_VIEWS:
+        value = value.owner.operands[0]
+    return value
+
+
 def is_resident(value: ir.Value) -> bool:
     """Whether `value` is (a view of) a whole tensor kept in SRAM between the ops
     that produce and read it (npu-keep-in-sram): an `npu.alloc` marked RESIDENT_ATTR."""
-    while isinstance(value, ir.OpResult) and value.owner.name in RESIDENT_VIEWS:
-        value = value.owner.operands[0]
-    return isinstance(value, ir.OpResult) and value.owner.name == "npu.alloc" \
+    value = root_buffer(value)
+    return isinstance(value, ir.OpResult) and value.owner.operation.name == "npu.alloc" \
         and RESIDENT_ATTR in value.owner.attributes
 
 

@@ -72,10 +72,10 @@ def fill_constant(fill) -> float:
 
 
 def accumulation_start(op, out: ir.Value, rewriter) -> tuple:
-    """(whether a matrix op adds to its output tile, its bias): it does not when
-    the tile's initial value is a zero fill (the array's own start, so the fill
-    goes) or a broadcast bias (the op's bias epilogue then adds it); a non-zero
-    fill is kept as npu.fill."""
+    """(whether a matrix op or depthwise conv adds to its output tile, its bias):
+    it does not when the tile's initial value is a zero fill (the op's own start,
+    so the fill goes) or a broadcast bias (the op's bias epilogue then adds it);
+    a non-zero fill is kept as npu.fill."""
     init = initial_value(op, out)
     if init is None:
         return True, None
