@@ -1,11 +1,15 @@
-"""Cycles, DRAM bytes and roofline ratio per model and fusion level, simulated
-timing-only on the default target (shared DRAM bandwidth):
+"""Cycles, DRAM bytes and roofline ratio per model, fusion level and layout
+preference, simulated timing-only on the default target (shared DRAM bandwidth):
 
   examples/small_cnn.onnx, examples/transformer_block.onnx, and the zoo
   (bench/zoo.py: ResNet-50, DenseNet-121, SqueezeNet 1.1, MobileNetV2,
   ShuffleNet v1, Inception-v1; 224x224, batch 1, random weights).
 
     python bench/graph_level_table.py [--models small_cnn,resnet50] [--fusion 0,1,2]
+                                      [--layout NHWC,NCHW,auto]
+
+`transposes` counts the npu.transpose ops of the program: standalone layout
+transforms and those folded into an elementwise op's tiles alike.
 """
 
 from __future__ import annotations
@@ -45,17 +49,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--fusion", default="0,1,2")
+    parser.add_argument("--layout", default="NHWC,NCHW,auto")
     args = parser.parse_args()
-    print(f"{'model':<18} {'fusion':>6} {'cycles':>12} {'DRAM bytes':>13} {'ratio':>7} "
-          f"{'matrix/roof':>11} {'fallback':>10} {'transposes':>10} {'seconds':>8}")
+    print(f"{'model':<18} {'layout':>6} {'fusion':>6} {'cycles':>12} {'DRAM bytes':>13} "
+          f"{'ratio':>7} {'matrix/roof':>11} {'fallback':>10} {'transposes':>10} "
+          f"{'seconds':>8}", flush=True)
     for name in args.models.split(","):
         model = MODELS[name]()
-        for fusion in args.fusion.split(","):
-            start = time.perf_counter()
-            row = measure(model, f"npu -fusion={fusion}")
-            print(f"{name:<18} {fusion:>6} {row['cycles']:>12,} {row['dram']:>13,} "
-                  f"{row['ratio']:>7.3f} {row['matrix']:>11.3f} {row['fallback']:>10,} "
-                  f"{row['transposes']:>10} {time.perf_counter() - start:>8.1f}")
+        for layout in args.layout.split(","):
+            for fusion in args.fusion.split(","):
+                start = time.perf_counter()
+                row = measure(model, f"npu -layout-pref={layout} -fusion={fusion}")
+                print(f"{name:<18} {layout:>6} {fusion:>6} {row['cycles']:>12,} "
+                      f"{row['dram']:>13,} {row['ratio']:>7.3f} {row['matrix']:>11.3f} "
+                      f"{row['fallback']:>10,} {row['transposes']:>10} "
+                      f"{time.perf_counter() - start:>8.1f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,12 @@ _PAD_AMOUNTS = re.compile(r"\btensor\.pad\b[^\n]*?\b(?:low|high)\s*\[([^\]]*)\]"
 # null attribute and abort.
 _INTEGER_LISTS = re.compile(r"\b(?:permutation|dimensions)\s*=\s*\[([^\]]*)\]")
 _I64_LIMIT = 1 << 63
+# The same keywords followed by anything but a well-formed list (truncated,
+# unterminated, a non-integer element) abort the parser the same way; the
+# attribute-dictionary forms (array<...>, affine_map<...>, #alias) are left
+# to the parser.
+_LIST_KEYWORD = re.compile(r"\b(?:permutation|dimensions)\s*=\s*")
+_WELL_FORMED_LIST = re.compile(r"\[\s*(?:-?\d+\s*(?:,\s*-?\d+\s*)*)?\]|[A-Za-z_][\w.]*\s*<|#")
 # Convolution and pooling strides and dilations: upstream canonicalization
 # folds their affine maps and aborts when a product overflows (a dilation of
 # 2^63 - 1), so they are bounded before any pass runs.
@@ -54,6 +60,14 @@ def check_text(text: str, context: ir.Context, filename: str = "-") -> None:
             raise _error_at(text, match.start(), "tensor.pad with a negative padding is not "
                             "supported", context, filename)
     if "permutation" in text or "dimensions" in text:
+        for match in _LIST_KEYWORD.finditer(text):
+            line_start = text.rfind("\n", 0, match.start()) + 1
+            if "//" in text[line_start:match.start()]:
+                continue  # in a comment
+            if not _WELL_FORMED_LIST.match(text, match.end()):
+                raise _error_at(text, match.end(), "expected a list of integers such as "
+                                "[1, 0] after '" + match.group(0).split("=")[0].strip()
+                                + " ='", context, filename)
         for match in _INTEGER_LISTS.finditer(text):
             for literal in re.findall(r"-?\d+", match.group(1)):
                 if not -_I64_LIMIT <= int(literal) < _I64_LIMIT:

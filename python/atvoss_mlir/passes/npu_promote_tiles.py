@@ -126,8 +126,10 @@ class TileSpace:
         return operand.extents(self.tiles)
 
     def broadcasts(self, operand: OperandTile) -> bool:
-        """An elementwise input kept at the output's rank with unit dims."""
-        return self.recipe.broadcast_inputs(self.problem) and not operand.is_output
+        """An elementwise input kept at the output's rank with unit dims (a
+        transposed one keeps its own layout)."""
+        return self.recipe.broadcast_inputs(self.problem) and not operand.is_output \
+            and not operand.permuted()
 
     def at_output_rank(self, operand: OperandTile, buffer, offsets, sizes) -> ir.Value:
         """The operand-rank view of a broadcast input's output-rank buffer."""

@@ -18,6 +18,19 @@ permutation is rewritten to run in the layout before the transpose:
 A concatenation (insert_slices into an empty tensor) of tensors transposed by
 one permutation is built in their layout and transposed once, the same way.
 
+A reshape does not stop a transpose: an expand_shape of a transposed tensor
+expands the source and transposes the result (the split dims move together),
+and a transpose of a collapse_shape transposes the groups before collapsing
+them. A channel shuffle written for NCHW (reshape, transpose, reshape) between
+two NHWC convs thus becomes one transpose of the channel groups in NHWC, as
+the consecutive transposes compose.
+
+`-layout-pref` says which layout the tensors between layers take: NHWC, the
+convs', with every move above; NCHW, the model's, with none (each conv and
+pool transforms its input and output); auto, each move that the cost model
+says moves no more bytes than it saves (on this machine that is every move:
+each one transposes a tensor no larger than the one it replaces).
+
 Ops are visited in program order, so the transpose moves down a chain of
 elementwise ops until it reaches an op that wants NCHW (a reduction, a reshape,
 the function's result) or the transpose to NHWC of the next conv, with which
@@ -36,6 +49,9 @@ from . import ModulePass, PassContext, ops_where
 from .npu_convert_layout import transposed
 
 INPUTS_SEGMENT = "operandSegmentSizes"
+# Besides concatenations: the ops a transpose moves through (or, for a
+# transpose of a collapse_shape, above).
+MOVED_THROUGH = ("linalg.generic", "tensor.expand_shape", "linalg.transpose")
 
 
 def transpose_source(value: ir.Value):
@@ -67,6 +83,20 @@ def remapped(affine_map: ir.AffineMap, new_position: list[int]) -> ir.AffineMap:
     return ir.AffineMap.get(affine_map.n_dims, 0, exprs)
 
 
+def inverse_transpose(value: ir.Value, permutation: list[int], before) -> ir.Value | None:
+    """The result of a transpose of `value` by the inverse of `permutation`
+    placed before the op `before` in its block, if there is one."""
+    inverse = [permutation.index(d) for d in range(len(permutation))]
+    candidates = [use.owner for use in value.uses if use.owner.name == "linalg.transpose"
+                  and list(ir.DenseI64ArrayAttr(use.owner.attributes["permutation"])) == inverse]
+    for op in before.block.operations:
+        if op == before:
+            return None
+        if op in candidates:
+            return op.results[0]
+    return None
+
+
 class Candidate:
     """An elementwise generic and the transpose its full-size inputs share."""
 
@@ -90,12 +120,22 @@ class Candidate:
         permutations = {tuple(f[1]) for f in transposed.values()}
         if len(permutations) > 1:
             self.refusal = "its inputs are transposed by different permutations"
-        elif len(transposed) < len(full_size):
+            return
+        permutation = list(permutations.pop())
+        for index in full_size:
+            if index not in transposed:
+                # An input already transposed the other way for another op
+                # (the model's input, read by the first conv and a residual
+                # add): that transpose is its source in the moved layout.
+                existing = inverse_transpose(op.operands[index], permutation, op)
+                if existing is not None:
+                    transposed[index] = (existing, permutation)
+        if len(transposed) < len(full_size):
             others = [index for index in full_size if index not in transposed]
             self.refusal = (f"input #{others[0]} is not transposed: moving the transpose "
                             f"would transpose that input instead")
         else:
-            self.permutation = list(permutations.pop())
+            self.permutation = permutation
             self.sources = {index: f[0] for index, f in transposed.items()}
 
     def simple(self) -> bool:
@@ -185,6 +225,66 @@ def move_below_concat(chain: list) -> None:
         start.owner.erase()
 
 
+def reassociation(op) -> list[list[int]]:
+    return [[int(ir.IntegerAttr(d).value) for d in group]
+            for group in ir.ArrayAttr(op.attributes["reassociation"])]
+
+
+def reassociation_attr(groups: list[list[int]]) -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in group])
+                             for group in groups])
+
+
+def static_shaped(*values) -> bool:
+    return all(isinstance(v.type, ir.RankedTensorType)
+               and ir.RankedTensorType(v.type).has_static_shape for v in values)
+
+
+def move_below_expand(expand) -> None:
+    """expand(transpose(x, p)) -> transpose(expand'(x), p'): transposed dim i
+    is source dim p[i]; each is split as the expand splits dim i."""
+    source, permutation = transpose_source(expand.operands[0])
+    groups = reassociation(expand)
+    result_type = ir.RankedTensorType(expand.results[0].type)
+    split = {permutation[i]: [result_type.shape[d] for d in group]
+             for i, group in enumerate(groups)}
+    source_groups, start, shape = [], {}, []
+    for j in range(len(permutation)):
+        start[j] = len(shape)
+        source_groups.append(list(range(len(shape), len(shape) + len(split[j]))))
+        shape.extend(split[j])
+    moved = [start[permutation[i]] + k for i, group in enumerate(groups) for k in range(len(group))]
+    with expand.location, ir.InsertionPoint(expand):
+        expanded = tensor.ExpandShapeOp(ir.RankedTensorType.get(shape, result_type.element_type),
+                                        source, reassociation_attr(source_groups), [],
+                                        shape).result
+        back = transposed(expanded, moved)
+    expand.results[0].replace_all_uses_with(back)
+    expand.erase()
+
+
+def move_above_collapse(transpose) -> None:
+    """transpose(collapse(y), q) -> collapse'(transpose(y, q')): the groups of
+    the collapse are transposed whole, then collapsed in their new order."""
+    collapse = transpose.operands[0].owner
+    permutation = list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"]))
+    groups = reassociation(collapse)
+    moved = [d for i in permutation for d in groups[i]]
+    new_groups, next_dim = [], 0
+    for i in permutation:
+        new_groups.append(list(range(next_dim, next_dim + len(groups[i]))))
+        next_dim += len(groups[i])
+    with transpose.location, ir.InsertionPoint(transpose):
+        inner = transposed(collapse.operands[0], moved)
+        result = tensor.CollapseShapeOp(transpose.results[0].type, inner,
+                                        reassociation_attr(new_groups)).result
+    transpose.results[0].replace_all_uses_with(result)
+    transpose.erase()
+    if not list(collapse.results[0].uses):
+        collapse.erase()
+
+
 def is_concat_start(op) -> bool:
     if op.name != "tensor.insert_slice":
         return False
@@ -198,10 +298,31 @@ class NpuPropagateLayout(ModulePass):
     summary = "Move layout transposes below elementwise ops so inverse pairs cancel"
 
     def run(self, module: ir.Operation, context: PassContext) -> None:
+        if context.target.layout_pref == "NCHW":
+            return
         with module.context:
             # In program order: a moved transpose reaches the ops after it.
-            for op in ops_where(module, lambda op: op.name == "linalg.generic"
+            for op in ops_where(module, lambda op: op.name in MOVED_THROUGH
                                 or is_concat_start(op)):
+                if op.name == "tensor.expand_shape":
+                    if transpose_source(op.operands[0]) is not None \
+                            and static_shaped(op.operands[0], op.results[0]):
+                        context.diagnostics.remark(
+                            op.location, "'tensor.expand_shape' expands the source of its "
+                                         "transposed input: the transpose moves below it")
+                        move_below_expand(op)
+                    continue
+                if op.name == "linalg.transpose":
+                    source = op.operands[0]
+                    if isinstance(source, ir.OpResult) \
+                            and source.owner.name == "tensor.collapse_shape" \
+                            and len(list(source.uses)) == 1 and static_shaped(source) \
+                            and transpose_source(source.owner.operands[0]) is not None:
+                        context.diagnostics.remark(
+                            op.location, "transpose of a collapsed transposed tensor moves "
+                                         "above 'tensor.collapse_shape', where the two compose")
+                        move_above_collapse(op)
+                    continue
                 if op.name == "tensor.insert_slice":
                     chain = concat_chain(op)
                     if chain is not None:

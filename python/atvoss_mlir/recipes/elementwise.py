@@ -2,7 +2,10 @@
 a body of vector-unit steps, the named binary ops (linalg.add, ...) and
 linalg.broadcast, as a chain of npu.elementwise / npu.activation on SRAM
 tiles. Inputs indexed by a projected identity map are broadcast: their tile
-keeps the output's rank with unit dims."""
+keeps the output's rank with unit dims. An input or output indexed by a
+permutation of the loops (a layout transform folded into the op by
+npu-fold-transposes) keeps its own layout in SRAM: its tile is transposed on
+the vector unit after the load or before the store, never through DRAM."""
 
 from __future__ import annotations
 
@@ -48,8 +51,20 @@ def broadcast_region(affine_map: ir.AffineMap, shape: list[int]):
     return tuple(region)
 
 
+def permutation_of(affine_map: ir.AffineMap) -> list[int] | None:
+    """The loop of each result of a map that permutes the loops out of order, or None."""
+    positions = [expr.position for expr in affine_map.results
+                 if isinstance(expr, ir.AffineDimExpr)]
+    if len(positions) != affine_map.n_dims or len(affine_map.results) != affine_map.n_dims \
+            or sorted(positions) != list(range(affine_map.n_dims)) \
+            or positions == sorted(positions):
+        return None
+    return positions
+
+
 def is_broadcast(affine_map: ir.AffineMap) -> bool:
-    return affine_map != ir.AffineMap.get_identity(affine_map.n_dims)
+    return affine_map != ir.AffineMap.get_identity(affine_map.n_dims) \
+        and permutation_of(affine_map) is None
 
 
 def step_cycles(steps, elements: int, target) -> int:
@@ -63,8 +78,9 @@ def elementwise_problem(op, target) -> TilingProblem:
     if len(outputs) != 1:
         raise Unsupported("more than one output")
     out = outputs[0]
-    shape = static_shape(out, "output")
-    rank = len(shape)
+    out_shape = static_shape(out, "output")
+    rank = len(out_shape)
+    out_loops = list(range(rank))
     if op.name in NAMED_BINARY:
         steps = [BinaryStep(NAMED_BINARY[op.name], Ref("in", 0), Ref("in", 1), Ref("tmp", 0))]
         maps = [ir.AffineMap.get_identity(rank)] * 2
@@ -72,9 +88,15 @@ def elementwise_problem(op, target) -> TilingProblem:
         all_maps = [ir.AffineMapAttr(m).value
                     for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
         if all_maps[-1] != ir.AffineMap.get_identity(rank):
-            raise Unsupported("a linalg.generic whose output map is not the identity")
+            out_loops = permutation_of(all_maps[-1])
+            if out_loops is None:
+                raise Unsupported("a linalg.generic whose output map is neither the identity "
+                                  "nor a permutation")
         maps = all_maps[:-1]
         steps = body_program(op.regions[0].blocks[0], len(inputs))
+    # The loops' sizes: the output's, in loop order.
+    shape = [out_shape[out_loops.index(d)] for d in range(rank)]
+    transposed = int(out_loops != list(range(rank)))
     element = type_name(out)
     compares = len(steps) == 1 and isinstance(steps[0], CompareStep)
     if element not in VECTOR_TYPES and not (compares and element == "i1"):
@@ -93,10 +115,13 @@ def elementwise_problem(op, target) -> TilingProblem:
         if compares and expected not in VECTOR_TYPES:
             raise Unsupported(f"a comparison of {expected} on the vector unit")
         region = broadcast_region(affine_map, shape_in)
+        if region is None and permutation_of(affine_map) is not None:
+            region = tuple(Tiled(d) for d in permutation_of(affine_map))
+            transposed += 1
         if region is None:
-            raise Unsupported(f"input #{i} is permuted, not broadcast")
+            raise Unsupported(f"input #{i} is neither broadcast nor a permutation of the loops")
         operands.append(OperandTile(f"in{i}", value, region))
-    operands.append(OperandTile("output", out, tuple(Tiled(d) for d in range(rank)),
+    operands.append(OperandTile("output", out, tuple(Tiled(d) for d in out_loops),
                                 is_output=True))
     check_broadcasts(steps, {i for i, m in enumerate(maps) if is_broadcast(m)})
     n_steps = max(1, len(steps))
@@ -107,9 +132,12 @@ def elementwise_problem(op, target) -> TilingProblem:
         alignment = target.sram_alignment
         tile_bytes = -(-math.prod(t) * element_bytes(operands[-1].element_type) // alignment) \
             * alignment
-        return max(0, n_steps - 1) * tile_bytes + len(constants) * target.sram_alignment
+        # A scratch tile per step but the last, and per tile transposed in SRAM.
+        return (max(0, n_steps - 1) + transposed) * tile_bytes \
+            + len(constants) * target.sram_alignment
     return TilingProblem(op, ELEMENTWISE, dims, operands,
-                         lambda t: step_cycles(steps, math.prod(t), target),
+                         lambda t: step_cycles(steps, math.prod(t), target)
+                         + transposed * vector_cycles(math.prod(t), target),
                          temporaries, {"steps": steps})
 
 
@@ -181,6 +209,8 @@ class ElementwiseRecipe(Recipe):
         out = operands[-1]
         if not in_sram(out) or INIT_ATTR in operation.attributes or is_reduction(operation):
             return True
+        rank = ir.MemRefType(out.type).rank
+        maps = [ir.AffineMap.get_identity(rank)] * len(operands)
         if operation.name in ("linalg.broadcast", "linalg.copy"):
             steps = [CopyStep(Ref("in", 0))]
         elif operation.name in NAMED_BINARY:
@@ -192,10 +222,17 @@ class ElementwiseRecipe(Recipe):
                     for m in ir.ArrayAttr(operation.attributes["indexing_maps"])]
             check_broadcasts(steps, {i for i, m in enumerate(maps[:-1]) if is_broadcast(m)})
         element_type = ir.MemRefType(out.type).element_type
-        tile_shape = ir.MemRefType(sram_buffer(out).type).shape
+        # The steps run on tiles in loop order; a permuted output is transposed last.
+        out_loops = permutation_of(maps[-1]) or list(range(rank))
+        out_shape = ir.MemRefType(sram_buffer(out).type).shape
+        tile_shape = [out_shape[out_loops.index(d)] for d in range(rank)]
         with rewriter.ip, op.location:
-            constants, results = {}, []
-            sizes = view_sizes(out)
+            constants, results, transposed = {}, [], {}
+            out_sizes = view_sizes(out)
+            sizes = [out_sizes[out_loops.index(d)] for d in range(rank)]
+
+            def loop_order_tile(element):
+                return subview(scratch(op, tile_shape, element), [0] * rank, sizes)
             # Scalar constants: one-element buffers of the type of the op's
             # values they combine with (a comparison's inputs, not its i1 mask).
             constant_type = ir.MemRefType(operands[0].type).element_type \
@@ -205,13 +242,23 @@ class ElementwiseRecipe(Recipe):
 
             def value(ref: Ref):
                 if ref.source == "in":
-                    return full_rank_view(operands[ref.value])
+                    loops = permutation_of(maps[ref.value])
+                    if loops is None:
+                        return full_rank_view(operands[ref.value])
+                    if ref.value not in transposed:  # into loop order, once
+                        view = operands[ref.value]
+                        transposed[ref.value] = loop_order_tile(
+                            ir.MemRefType(view.type).element_type)
+                        npu.TransposeOp(view, transposed[ref.value],
+                                        [loops.index(d) for d in range(rank)])
+                    return transposed[ref.value]
                 if ref.source == "const":
                     return constants[ref.value]
                 return results[ref.value]
             for number, step in enumerate(steps):
-                result = out if number == len(steps) - 1 else \
-                    subview(scratch(op, tile_shape, element_type), [0] * len(sizes), sizes)
+                last = number == len(steps) - 1
+                result = out if last and out_loops == list(range(rank)) else \
+                    loop_order_tile(element_type)
                 if isinstance(step, BinaryStep):
                     npu.ElementwiseOp(value(step.lhs), value(step.rhs), result, step.kind)
                 elif isinstance(step, ActivationStep):
@@ -230,6 +277,8 @@ class ElementwiseRecipe(Recipe):
                         npu.FillOp(result, 0.0)
                         npu.ElementwiseOp(result, source, result, "add")
                 results.append(result)
+            if results[-1] != out:
+                npu.TransposeOp(results[-1], out, out_loops)
         rewriter.erase_op(op.operation)
 
 

@@ -116,6 +116,12 @@ class OperandTile:
     def loop_dims(self) -> set[int]:
         return {part.dim for part in self.region if not isinstance(part, Whole)}
 
+    def permuted(self) -> bool:
+        """Whether the tile's dims are the loops out of order: a transposed operand,
+        which the op transposes in SRAM."""
+        dims = [part.dim for part in self.region if isinstance(part, Tiled)]
+        return dims != sorted(dims)
+
     @property
     def element_type(self) -> ir.Type:
         return ir.MemRefType(self.value.type).element_type

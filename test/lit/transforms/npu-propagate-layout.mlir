@@ -1,5 +1,6 @@
 // RUN: atvoss-opt %s -split-input-file --pass-pipeline='builtin.module(npu-propagate-layout,canonicalize)' | FileCheck %s
 // RUN: atvoss-opt %s -split-input-file -verify-diagnostics -npu-propagate-layout
+// RUN: atvoss-opt %s -split-input-file --target='npu -layout-pref=NCHW' --pass-pipeline='builtin.module(npu-propagate-layout,canonicalize)' | FileCheck %s --check-prefix=KEEP-NCHW
 
 // A conv's NCHW result feeds a per-channel bias and a relu, then the next conv's
 // NHWC transpose: both elementwise ops run in NHWC, and the transposes cancel.
@@ -151,4 +152,34 @@ func.func @concat$mixed(%a: tensor<1x4x4x8xf32>, %b: tensor<1x16x4x4xf32>) -> te
   %s0 = tensor.insert_slice %ta into %e[0, 0, 0, 0] [1, 8, 4, 4] [1, 1, 1, 1] : tensor<1x8x4x4xf32> into tensor<1x24x4x4xf32>
   %s1 = tensor.insert_slice %b into %s0[0, 8, 0, 0] [1, 16, 4, 4] [1, 1, 1, 1] : tensor<1x16x4x4xf32> into tensor<1x24x4x4xf32>
   return %s1 : tensor<1x24x4x4xf32>
+}
+
+// -----
+
+// A channel shuffle written for NCHW between two NHWC convs (transpose to NCHW,
+// reshape into groups, swap the groups, reshape back, transpose to NHWC): the
+// transposes move through the reshapes and compose into one transpose of the
+// channel groups, in NHWC.
+
+// CHECK-LABEL: func.func @shuffle$channel_groups
+// CHECK-SAME:    (%[[Y:.*]]: tensor<1x4x4x6xf32>)
+// CHECK:         %[[G:.*]] = tensor.expand_shape %[[Y]] {{\[}}[0], [1], [2], [3, 4]] output_shape [1, 4, 4, 2, 3]
+// CHECK:         %[[T:.*]] = linalg.transpose ins(%[[G]] : tensor<1x4x4x2x3xf32>) outs(%{{.*}} : tensor<1x4x4x3x2xf32>) permutation = [0, 1, 2, 4, 3]
+// CHECK:         %[[C:.*]] = tensor.collapse_shape %[[T]] {{\[}}[0], [1], [2], [3, 4]]
+// CHECK-NOT:     linalg.transpose
+// CHECK:         return %[[C]] : tensor<1x4x4x6xf32>
+// KEEP-NCHW-LABEL: func.func @shuffle$channel_groups
+// KEEP-NCHW-COUNT-3: linalg.transpose
+func.func @shuffle$channel_groups(%y: tensor<1x4x4x6xf32>) -> tensor<1x4x4x6xf32> {
+  %e0 = tensor.empty() : tensor<1x6x4x4xf32>
+  %x = linalg.transpose ins(%y : tensor<1x4x4x6xf32>) outs(%e0 : tensor<1x6x4x4xf32>) permutation = [0, 3, 1, 2]
+  // expected-remark @below {{'tensor.expand_shape' expands the source of its transposed input: the transpose moves below it}}
+  %g = tensor.expand_shape %x [[0], [1, 2], [3], [4]] output_shape [1, 2, 3, 4, 4] : tensor<1x6x4x4xf32> into tensor<1x2x3x4x4xf32>
+  %e1 = tensor.empty() : tensor<1x3x2x4x4xf32>
+  %s = linalg.transpose ins(%g : tensor<1x2x3x4x4xf32>) outs(%e1 : tensor<1x3x2x4x4xf32>) permutation = [0, 2, 1, 3, 4]
+  %c = tensor.collapse_shape %s [[0], [1, 2], [3], [4]] : tensor<1x3x2x4x4xf32> into tensor<1x6x4x4xf32>
+  %e2 = tensor.empty() : tensor<1x4x4x6xf32>
+  // expected-remark @below {{transpose of a collapsed transposed tensor moves above 'tensor.collapse_shape', where the two compose}}
+  %t = linalg.transpose ins(%c : tensor<1x6x4x4xf32>) outs(%e2 : tensor<1x4x4x6xf32>) permutation = [0, 2, 3, 1]
+  return %t : tensor<1x4x4x6xf32>
 }

@@ -1,0 +1,164 @@
+"""Layout planning end to end: the layout transforms the compiler inserts
+between the model's NCHW and the NPU's NHWC convs, where -layout-pref and
+-fusion put them, and the numbers, which must never change (onnxruntime)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+import pytest
+from mlir import ir
+from onnx import helper
+
+from atvoss_mlir.compiler import load_module
+from atvoss_mlir.context import make_context
+from atvoss_mlir.passes import PassContext, ops_where
+from atvoss_mlir.pipeline import run_pipeline
+from atvoss_mlir.target import parse_target
+from e2e_testing import EXAMPLES, FP32, compile_and_check
+from onnx_testing import model, randn
+
+# The tensor-level part of the pipeline, through the layout passes.
+LAYOUT_PASSES = ("builtin.module(npu-decompose-linalg, canonicalize, npu-convert-layout, "
+                 "npu-propagate-layout, canonicalize, npu-normalize-contractions, "
+                 "npu-fuse-epilogue, npu-fold-transposes)")
+NHWC_OPS = ("linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc",
+            "linalg.pooling_nhwc_max", "linalg.pooling_nhwc_sum")
+
+
+def article_case() -> onnx.ModelProto:
+    """The reference article's case: an op emitting NCHW (a per-channel input
+    scale) feeds a conv, which the NPU runs in NHWC."""
+    rng = np.random.default_rng(3)
+    return model([helper.make_node("Mul", ["x", "scale"], ["scaled"]),
+                  helper.make_node("Conv", ["scaled", "w"], ["conv"], pads=[1] * 4),
+                  helper.make_node("Relu", ["conv"], ["y"])],
+                 {"x": [1, 16, 32, 32]}, {"y": [1, 32, 32, 32]},
+                 {"scale": rng.uniform(0.5, 2, (1, 16, 1, 1)).astype(np.float32),
+                  "w": (rng.standard_normal((32, 16, 3, 3)) * 0.2).astype(np.float32)})
+
+
+def shuffle_unit(groups: int = 3, channels: int = 12, size: int = 8) -> onnx.ModelProto:
+    """A ShuffleNet unit: grouped 1x1 conv, channel shuffle written for NCHW
+    (Reshape, Transpose, Reshape), 3x3 depthwise conv, residual add, relu."""
+    rng = np.random.default_rng(4)
+    return model(
+        [helper.make_node("Conv", ["x", "w1"], ["g"], group=groups),
+         helper.make_node("Relu", ["g"], ["r"]),
+         helper.make_node("Reshape", ["r", "split"], ["s"]),
+         helper.make_node("Transpose", ["s"], ["t"], perm=[0, 2, 1, 3, 4]),
+         helper.make_node("Reshape", ["t", "merge"], ["m"]),
+         helper.make_node("Conv", ["m", "w2"], ["d"], group=channels, pads=[1] * 4),
+         helper.make_node("Add", ["x", "d"], ["a"]),
+         helper.make_node("Relu", ["a"], ["y"])],
+        {"x": [1, channels, size, size]}, {"y": [1, channels, size, size]},
+        {"w1": (rng.standard_normal((channels, channels // groups, 1, 1)) * 0.3)
+         .astype(np.float32),
+         "split": np.array([1, groups, channels // groups, size, size], np.int64),
+         "merge": np.array([1, channels, size, size], np.int64),
+         "w2": (rng.standard_normal((channels, 1, 3, 3)) * 0.3).astype(np.float32)})
+
+
+def layout_stage(onnx_model, target: str) -> ir.Module:
+    """The model's tensor IR after the layout passes."""
+    context = make_context()
+    pass_context = PassContext(target=parse_target(target))
+    loaded = load_module(onnx_model, context, pass_context.diagnostics,
+                         pass_context.target.fusion)
+    run_pipeline(loaded.module, LAYOUT_PASSES, pass_context)
+    return loaded.module
+
+
+def wants_nhwc(op) -> bool:
+    """An op that wants NHWC under -layout-pref=NHWC: an NPU conv or pool, and
+    an elementwise op, which takes its neighbours' layout unless it reads the
+    model's NCHW input (seen through the padding in front of a conv)."""
+    if op.name == "tensor.pad":
+        return all(wants_nhwc(use.owner) for use in op.results[0].uses)
+    if op.name == "linalg.generic":
+        return all(str(t) == "#linalg.iterator_type<parallel>"
+                   for t in op.attributes["iterator_types"]) \
+            and not any(isinstance(value, ir.BlockArgument) for value in op.operands)
+    return op.name in NHWC_OPS
+
+
+def transposes_between_nhwc_ops(module: ir.Module) -> list:
+    found = []
+    with module.context:
+        for transpose in ops_where(module.operation, lambda op: op.name == "linalg.transpose"):
+            source = transpose.operands[0]
+            readers = [use.owner for use in transpose.results[0].uses]
+            if isinstance(source, ir.OpResult) and wants_nhwc(source.owner) and readers \
+                    and all(wants_nhwc(reader) for reader in readers):
+                found.append(f"{transpose.location}: {source.owner.name} -> "
+                             f"{', '.join(reader.name for reader in readers)}")
+    return found
+
+
+def standalone_transposes(module: ir.Module) -> int:
+    with module.context:
+        return len(ops_where(module.operation, lambda op: op.name == "linalg.transpose"))
+
+
+@pytest.mark.parametrize("layout", ["NHWC", "NCHW", "auto"])
+def test_models_at_every_layout_preference(layout):
+    """The layout of the tensors between layers never changes the numbers."""
+    for name, feeds in (("small_cnn.onnx", {"input": randn(1, 3, 32, 32, seed=8)}),
+                        ("transformer_block.onnx", {"input": randn(1, 16, 64, seed=8)})):
+        compile_and_check(onnx.load(os.path.join(EXAMPLES, name)), feeds,
+                          f"npu -layout-pref={layout}", **FP32)
+    for fusion in (0, 2):
+        compile_and_check(article_case(), {"x": randn(1, 16, 32, 32, seed=8)},
+                          f"npu -layout-pref={layout} -fusion={fusion}", **FP32)
+        compile_and_check(shuffle_unit(), {"x": randn(1, 12, 8, 8, seed=8)},
+                          f"npu -layout-pref={layout} -fusion={fusion}", **FP32)
+    compile_and_check(shuffle_unit(), {"x": randn(1, 12, 8, 8, seed=9)},
+                      f"npu -layout-pref={layout} -max-sram-bytes=4096", **FP32)
+
+
+def test_transform_folded_into_its_producer_removes_the_explicit_transpose():
+    """The article's case: with folding (-fusion=1 and up) the scale writes NHWC
+    itself, so the transform between it and the conv is no op of its own and
+    its tensor no DRAM round trip; the simulated cycles drop."""
+    feeds = {"x": randn(1, 16, 32, 32, seed=1)}
+    explicit, _ = compile_and_check(article_case(), feeds, "npu -fusion=0", **FP32)
+    folded, _ = compile_and_check(article_case(), feeds, "npu -fusion=1", **FP32)
+    nchw, _ = compile_and_check(article_case(), feeds, "npu -fusion=1 -layout-pref=NCHW", **FP32)
+    assert standalone_transposes(layout_stage(article_case(), "npu -fusion=0")) == 2
+    assert standalone_transposes(layout_stage(article_case(), "npu -fusion=1")) == 1
+    assert any("folded into its producer" in remark.message for remark in folded.remarks)
+    scaled_bytes = 16 * 32 * 32 * 4   # the transposed tensor: written once, read once
+    for unfolded in (explicit, nchw):
+        assert folded.report["total_cycles"] < unfolded.report["total_cycles"]
+        moved = unfolded.report["dram_read_bytes"] + unfolded.report["dram_write_bytes"] \
+            - folded.report["dram_read_bytes"] - folded.report["dram_write_bytes"]
+        assert moved >= 2 * scaled_bytes
+
+
+def test_channel_shuffle_is_one_transpose_in_nhwc():
+    """Reshape-Transpose-Reshape written for NCHW between NHWC convs: the layout
+    transposes compose with the shuffle into one transpose of channel groups."""
+    for layout in ("NHWC", "auto"):
+        stage = layout_stage(shuffle_unit(), f"npu -layout-pref={layout}")
+        # The model input's NCHW -> NHWC and the shuffle itself.
+        assert standalone_transposes(stage) == 2
+    # NCHW: the shuffle, and both transforms of each conv's input and output.
+    assert standalone_transposes(layout_stage(shuffle_unit(), "npu -layout-pref=NCHW")) == 5
+
+
+@pytest.mark.parametrize("layout", ["NHWC", "auto"])
+def test_no_transpose_between_two_ops_that_want_nhwc(layout):
+    small_cnn = onnx.load(os.path.join(EXAMPLES, "small_cnn.onnx"))
+    for onnx_model in (small_cnn, shuffle_unit(), article_case()):
+        for fusion in (0, 1, 2):
+            stage = layout_stage(onnx_model, f"npu -layout-pref={layout} -fusion={fusion}")
+            assert transposes_between_nhwc_ops(stage) == []
+
+
+def test_nchw_keeps_the_transforms_between_layers():
+    """The check above can fail: with -layout-pref=NCHW the elementwise ops run
+    in NCHW, so transforms stand between them and the convs."""
+    small_cnn = onnx.load(os.path.join(EXAMPLES, "small_cnn.onnx"))
+    assert len(transposes_between_nhwc_ops(layout_stage(small_cnn, "npu -layout-pref=NCHW"))) >= 10
