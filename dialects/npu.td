@@ -67,6 +67,7 @@ def Npu_BinaryKindAttr : Npu_StrEnum<"binary_kind",
 def Npu_ReduceKindAttr : Npu_StrEnum<"reduce_kind", ["sum", "max", "min"]>;
 def Npu_CompareKindAttr : Npu_StrEnum<"compare_kind", ["eq", "ne", "lt", "le", "gt", "ge"]>;
 def Npu_PoolKindAttr : Npu_StrEnum<"pool_kind", ["max", "avg"]>;
+def Npu_DataflowAttr : Npu_StrEnum<"dataflow", ["ws", "os"]>;
 
 class Npu_Op<string mnemonic, list<Trait> traits = []>
     : Op<Npu_Dialect, mnemonic, traits>;
@@ -183,9 +184,12 @@ def Npu_MatmulOp : Npu_Op<"matmul"> {
     operands are SRAM tiles. fp16 products are added to the fp32 accumulator
     (started from `output` when `accumulate`) one k at a time, k ascending,
     each add rounded to fp32: a K split into tiles gives the same bits.
+    `dataflow` is the array's mapping the compiler chose for the op,
+    weight-stationary (`ws`) or output-stationary (`os`); without it the
+    target's `-dataflow` applies (`auto`: the cheaper one per tile).
 
     ```mlir
-    "npu.matmul"(%a, %b, %c) {accumulate = true, activation = "none"}
+    "npu.matmul"(%a, %b, %c) {accumulate = true, activation = "none", dataflow = "os"}
         : (memref<64x32xf16, 1>, memref<32x64xf16, 1>, memref<64x64xf32, 1>) -> ()
     ```
   }];
@@ -193,7 +197,8 @@ def Npu_MatmulOp : Npu_Op<"matmul"> {
                        Optional<AnyMemRef>:$bias,
                        BoolAttr:$accumulate, Npu_ActivationAttr:$activation,
                        OptionalAttr<F64Attr>:$clip_min,
-                       OptionalAttr<F64Attr>:$clip_max);
+                       OptionalAttr<F64Attr>:$clip_max,
+                       OptionalAttr<Npu_DataflowAttr>:$dataflow);
 }
 
 def Npu_Conv2dOp : Npu_Op<"conv2d"> {
@@ -206,6 +211,7 @@ def Npu_Conv2dOp : Npu_Op<"conv2d"> {
     follows from `(H - dh*(KH-1) - 1) / sh + 1`. fp16 products are added to the
     fp32 accumulator one at a time in the order c, then kh, then kw (as for
     npu.matmul), so channel tiles run in sequence give the same bits.
+    `dataflow` is the GEMM mapping chosen for the op, as for npu.matmul.
 
     ```mlir
     "npu.conv2d"(%in, %w, %out) {accumulate = false, activation = "relu",
@@ -218,7 +224,8 @@ def Npu_Conv2dOp : Npu_Op<"conv2d"> {
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
                        BoolAttr:$accumulate, Npu_ActivationAttr:$activation,
                        OptionalAttr<F64Attr>:$clip_min,
-                       OptionalAttr<F64Attr>:$clip_max);
+                       OptionalAttr<F64Attr>:$clip_max,
+                       OptionalAttr<Npu_DataflowAttr>:$dataflow);
 }
 
 //===----------------------------------------------------------------------===//

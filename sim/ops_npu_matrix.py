@@ -18,6 +18,7 @@ from .values import SRAM
 def npu_matmul(t, op, info):
     slots = t.slots(op.operands)
     accumulate, epilogue = attr(op, "accumulate"), epilogue_of(op)
+    dataflow = attr(op, "dataflow")  # the op's own, else the target's
     machine, target = t.machine, t.target
     cycles_of = {}  # (m, n, k, int8) -> cycles
     bias_slot = slots[3] if len(slots) > 3 else None
@@ -37,7 +38,8 @@ def npu_matmul(t, op, info):
         key = (m, n, k, lhs.dtype == np.int8)
         cycles = cycles_of.get(key)
         if cycles is None:
-            cycles = cycles_of[key] = machine_model.gemm_cycles(m, n, k, target, key[3])
+            cycles = cycles_of[key] = machine_model.gemm_cycles(m, n, k, target, key[3],
+                                                                dataflow)
         reads = [lhs, rhs]
         if accumulate:
             reads.append(out)
@@ -57,6 +59,7 @@ def npu_conv2d(t, op, info):
     slots = t.slots(op.operands)
     strides, dilations = attr(op, "strides"), attr(op, "dilations")
     accumulate, epilogue = attr(op, "accumulate"), epilogue_of(op)
+    dataflow = attr(op, "dataflow")
     machine, target = t.machine, t.target
 
     def run(regs):
@@ -68,7 +71,7 @@ def npu_conv2d(t, op, info):
         kh, kw, c, f = w.shape
         m, k = x.shape[0] * oh * ow, kh * kw * c
         int8 = x.dtype == np.int8
-        cycles = machine_model.gemm_cycles(m, f, k, target, int8)
+        cycles = machine_model.gemm_cycles(m, f, k, target, int8, dataflow)
         reads = [x, w] + ([out] if accumulate else []) + ([bias] if bias else [])
         machine.run(info, "matrix", cycles, reads, [out], macs=m * f * k, int8=int8)
         if t.numerics:

@@ -85,21 +85,25 @@ def _fold_sum(rows: int, cols: int, streamed: int, array_rows: int, array_cols: 
     return folds * (row_weight * array_rows + array_cols + streamed - 2)
 
 
-def gemm_schedule(m: int, n: int, k: int, target, int8: bool = False) -> tuple[int, str]:
-    """(cycles, dataflow used) of an M x N x K GEMM on the matrix unit."""
+def gemm_schedule(m: int, n: int, k: int, target, int8: bool = False,
+                  dataflow: str | None = None) -> tuple[int, str]:
+    """(cycles, dataflow used) of an M x N x K GEMM on the matrix unit, in
+    `dataflow` when given (an op's own), else the target's."""
     speedup = target.int8_speedup if int8 else 1
     rows, cols = target.array_rows, target.array_cols
     ws = _fold_sum(k, n, -(-m // speedup), rows, cols, row_weight=2)
     os_ = _fold_sum(m, n, -(-k // speedup), rows, cols, row_weight=1)
-    if target.dataflow == "ws":
+    dataflow = dataflow or target.dataflow
+    if dataflow == "ws":
         return ws, "ws"
-    if target.dataflow == "os":
+    if dataflow == "os":
         return os_, "os"
     return (ws, "ws") if ws <= os_ else (os_, "os")
 
 
-def gemm_cycles(m: int, n: int, k: int, target, int8: bool = False) -> int:
-    return gemm_schedule(m, n, k, target, int8)[0]
+def gemm_cycles(m: int, n: int, k: int, target, int8: bool = False,
+                dataflow: str | None = None) -> int:
+    return gemm_schedule(m, n, k, target, int8, dataflow)[0]
 
 
 def peak_macs_per_cycle(target, int8: bool = False) -> int:

@@ -31,12 +31,12 @@ _PAD_AMOUNTS = re.compile(r"\btensor\.pad\b[^\n]*?\b(?:low|high)\s*\[([^\]]*)\]"
 # null attribute and abort.
 _INTEGER_LISTS = re.compile(r"\b(?:permutation|dimensions)\s*=\s*\[([^\]]*)\]")
 _I64_LIMIT = 1 << 63
-# The same keywords followed by anything but a well-formed list (truncated,
-# unterminated, a non-integer element) abort the parser the same way; the
-# attribute-dictionary forms (array<...>, affine_map<...>, #alias) are left
-# to the parser.
-_LIST_KEYWORD = re.compile(r"\b(?:permutation|dimensions)\s*=\s*")
-_WELL_FORMED_LIST = re.compile(r"\[\s*(?:-?\d+\s*(?:,\s*-?\d+\s*)*)?\]|[A-Za-z_][\w.]*\s*<|#")
+# In the custom syntax (the keyword right after the op's `outs(...)`), the
+# same keywords followed by anything but a well-formed list (truncated,
+# unterminated, a non-integer element) abort the parser the same way. The
+# attribute-dictionary form (`{permutation = ...}`) is left to the parser.
+_LIST_KEYWORD = re.compile(r"\)\s*(?:permutation|dimensions)\s*=\s*")
+_WELL_FORMED_LIST = re.compile(r"\[\s*(?:-?\d+\s*(?:,\s*-?\d+\s*)*)?\]")
 # Convolution and pooling strides and dilations: upstream canonicalization
 # folds their affine maps and aborts when a product overflows (a dilation of
 # 2^63 - 1), so they are bounded before any pass runs.
@@ -65,9 +65,9 @@ def check_text(text: str, context: ir.Context, filename: str = "-") -> None:
             if "//" in text[line_start:match.start()]:
                 continue  # in a comment
             if not _WELL_FORMED_LIST.match(text, match.end()):
+                keyword = match.group(0).split("=")[0].strip(") \t\n")
                 raise _error_at(text, match.end(), "expected a list of integers such as "
-                                "[1, 0] after '" + match.group(0).split("=")[0].strip()
-                                + " ='", context, filename)
+                                f"[1, 0] after '{keyword} ='", context, filename)
         for match in _INTEGER_LISTS.finditer(text):
             for literal in re.findall(r"-?\d+", match.group(1)):
                 if not -_I64_LIMIT <= int(literal) < _I64_LIMIT:

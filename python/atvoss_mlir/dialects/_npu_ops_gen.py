@@ -293,6 +293,7 @@ class Conv2dOp(_ods_ir.OpView):
   follows from `(H - dh*(KH-1) - 1) / sh + 1`. fp16 products are added to the
   fp32 accumulator one at a time in the order c, then kh, then kw (as for
   npu.matmul), so channel tiles run in sequence give the same bits.
+  `dataflow` is the GEMM mapping chosen for the op, as for npu.matmul.
   
   ```mlir
   "npu.conv2d"(%in, %w, %out) {accumulate = false, activation = "relu",
@@ -305,7 +306,7 @@ class Conv2dOp(_ods_ir.OpView):
 
   _ODS_REGIONS = (0, True)
 
-  def __init__(self, input, filter, output, strides, dilations, accumulate, activation, *, bias=None, clip_min=None, clip_max=None, loc=None, ip=None):
+  def __init__(self, input, filter, output, strides, dilations, accumulate, activation, *, bias=None, clip_min=None, clip_max=None, dataflow=None, loc=None, ip=None):
     operands = []
     attributes = {}
     regions = None
@@ -338,6 +339,10 @@ class Conv2dOp(_ods_ir.OpView):
         isinstance(clip_max, _ods_ir.Attribute) or
         not _ods_ir.AttrBuilder.contains('F64Attr')) else
           _ods_ir.AttrBuilder.get('F64Attr')(clip_max, context=_ods_context))
+    if dataflow is not None: attributes["dataflow"] = (dataflow if (
+        isinstance(dataflow, _ods_ir.Attribute) or
+        not _ods_ir.AttrBuilder.contains('Npu_DataflowAttr')) else
+          _ods_ir.AttrBuilder.get('Npu_DataflowAttr')(dataflow, context=_ods_context))
     results = []
     _ods_successors = None
     super().__init__(self.OPERATION_NAME, self._ODS_REGIONS, self._ODS_OPERAND_SEGMENTS, self._ODS_RESULT_SEGMENTS, attributes=attributes, results=results, operands=operands, successors=_ods_successors, regions=regions, loc=loc, ip=ip)
@@ -432,8 +437,25 @@ class Conv2dOp(_ods_ir.OpView):
   def clip_max(self):
     del self.operation.attributes["clip_max"]
 
-def conv2d(input, filter, output, strides, dilations, accumulate, activation, *, bias=None, clip_min=None, clip_max=None, loc=None, ip=None) -> Conv2dOp:
-  return Conv2dOp(input=input, filter=filter, output=output, strides=strides, dilations=dilations, accumulate=accumulate, activation=activation, bias=bias, clip_min=clip_min, clip_max=clip_max, loc=loc, ip=ip)
+  @builtins.property
+  def dataflow(self) -> _Optional[_ods_ir.StringAttr]:
+    if "dataflow" not in self.operation.attributes:
+      return None
+    return self.operation.attributes["dataflow"]
+
+  @dataflow.setter
+  def dataflow(self, value: _Optional[_ods_ir.StringAttr]):
+    if value is not None:
+      self.operation.attributes["dataflow"] = value
+    elif "dataflow" in self.operation.attributes:
+      del self.operation.attributes["dataflow"]
+
+  @dataflow.deleter
+  def dataflow(self):
+    del self.operation.attributes["dataflow"]
+
+def conv2d(input, filter, output, strides, dilations, accumulate, activation, *, bias=None, clip_min=None, clip_max=None, dataflow=None, loc=None, ip=None) -> Conv2dOp:
+  return Conv2dOp(input=input, filter=filter, output=output, strides=strides, dilations=dilations, accumulate=accumulate, activation=activation, bias=bias, clip_min=clip_min, clip_max=clip_max, dataflow=dataflow, loc=loc, ip=ip)
 
 @_ods_cext.register_operation(_Dialect)
 class DeallocOp(_ods_ir.OpView):
@@ -911,9 +933,12 @@ class MatmulOp(_ods_ir.OpView):
   operands are SRAM tiles. fp16 products are added to the fp32 accumulator
   (started from `output` when `accumulate`) one k at a time, k ascending,
   each add rounded to fp32: a K split into tiles gives the same bits.
+  `dataflow` is the array's mapping the compiler chose for the op,
+  weight-stationary (`ws`) or output-stationary (`os`); without it the
+  target's `-dataflow` applies (`auto`: the cheaper one per tile).
   
   ```mlir
-  "npu.matmul"(%a, %b, %c) {accumulate = true, activation = "none"}
+  "npu.matmul"(%a, %b, %c) {accumulate = true, activation = "none", dataflow = "os"}
       : (memref<64x32xf16, 1>, memref<32x64xf16, 1>, memref<64x64xf32, 1>) -> ()
   ```
   """
@@ -922,7 +947,7 @@ class MatmulOp(_ods_ir.OpView):
 
   _ODS_REGIONS = (0, True)
 
-  def __init__(self, lhs, rhs, output, accumulate, activation, *, bias=None, clip_min=None, clip_max=None, loc=None, ip=None):
+  def __init__(self, lhs, rhs, output, accumulate, activation, *, bias=None, clip_min=None, clip_max=None, dataflow=None, loc=None, ip=None):
     operands = []
     attributes = {}
     regions = None
@@ -947,6 +972,10 @@ class MatmulOp(_ods_ir.OpView):
         isinstance(clip_max, _ods_ir.Attribute) or
         not _ods_ir.AttrBuilder.contains('F64Attr')) else
           _ods_ir.AttrBuilder.get('F64Attr')(clip_max, context=_ods_context))
+    if dataflow is not None: attributes["dataflow"] = (dataflow if (
+        isinstance(dataflow, _ods_ir.Attribute) or
+        not _ods_ir.AttrBuilder.contains('Npu_DataflowAttr')) else
+          _ods_ir.AttrBuilder.get('Npu_DataflowAttr')(dataflow, context=_ods_context))
     results = []
     _ods_successors = None
     super().__init__(self.OPERATION_NAME, self._ODS_REGIONS, self._ODS_OPERAND_SEGMENTS, self._ODS_RESULT_SEGMENTS, attributes=attributes, results=results, operands=operands, successors=_ods_successors, regions=regions, loc=loc, ip=ip)
@@ -1021,8 +1050,25 @@ class MatmulOp(_ods_ir.OpView):
   def clip_max(self):
     del self.operation.attributes["clip_max"]
 
-def matmul(lhs, rhs, output, accumulate, activation, *, bias=None, clip_min=None, clip_max=None, loc=None, ip=None) -> MatmulOp:
-  return MatmulOp(lhs=lhs, rhs=rhs, output=output, accumulate=accumulate, activation=activation, bias=bias, clip_min=clip_min, clip_max=clip_max, loc=loc, ip=ip)
+  @builtins.property
+  def dataflow(self) -> _Optional[_ods_ir.StringAttr]:
+    if "dataflow" not in self.operation.attributes:
+      return None
+    return self.operation.attributes["dataflow"]
+
+  @dataflow.setter
+  def dataflow(self, value: _Optional[_ods_ir.StringAttr]):
+    if value is not None:
+      self.operation.attributes["dataflow"] = value
+    elif "dataflow" in self.operation.attributes:
+      del self.operation.attributes["dataflow"]
+
+  @dataflow.deleter
+  def dataflow(self):
+    del self.operation.attributes["dataflow"]
+
+def matmul(lhs, rhs, output, accumulate, activation, *, bias=None, clip_min=None, clip_max=None, dataflow=None, loc=None, ip=None) -> MatmulOp:
+  return MatmulOp(lhs=lhs, rhs=rhs, output=output, accumulate=accumulate, activation=activation, bias=bias, clip_min=clip_min, clip_max=clip_max, dataflow=dataflow, loc=loc, ip=ip)
 
 @_ods_cext.register_operation(_Dialect)
 class Pool2dOp(_ods_ir.OpView):

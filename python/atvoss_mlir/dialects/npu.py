@@ -27,7 +27,7 @@ def _string_attr(value, context):
 # The string enums of npu.td are StringAttrs; let op builders take plain str.
 for _enum in ("Npu_ActivationAttr", "Npu_BinaryKindAttr", "Npu_ReduceKindAttr",
               "Npu_CompareKindAttr", "Npu_PoolKindAttr",
-              "Npu_BarrierEnginesAttr"):
+              "Npu_BarrierEnginesAttr", "Npu_DataflowAttr"):
     register_attribute_builder(_enum, replace=True)(_string_attr)
 
 

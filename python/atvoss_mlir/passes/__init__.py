@@ -29,6 +29,7 @@ _REGISTRY = {
     "npu-decompose-linalg": "npu_decompose_linalg:NpuDecomposeLinalg",
     "npu-fuse-epilogue": "npu_fuse_epilogue:NpuFuseEpilogue",
     "npu-select-conv-strategy": "npu_select_conv_strategy:NpuSelectConvStrategy",
+    "npu-readonly-inputs": "npu_readonly_inputs:NpuReadonlyInputs",
     "npu-keep-in-sram": "npu_keep_in_sram:NpuKeepInSram",
     "npu-tile": "npu_tile:NpuTile",
     "npu-promote-to-sram": "npu_promote_to_sram:NpuPromoteToSram",

@@ -47,8 +47,8 @@ from .. import machine_model
 from ..block_order import unchanged_blocks
 from ..recipes import linalg_ops, tiling_problem
 from ..recipes.loops import tile_with_loops
-from ..recipes.problem import (LOOP_ORDER_ATTR, TILE_SIZES_ATTR, OperandTile, Strided,
-                               TilingProblem, Unsupported, element_bytes)
+from ..recipes.problem import (DATAFLOW_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR, OperandTile,
+                               Strided, TilingProblem, Unsupported, element_bytes)
 from ..target import NpuTarget
 from . import ModulePass, PassContext
 from .npu_keep_in_sram import resident_budgets
@@ -142,6 +142,16 @@ def sram_left(op, target: NpuTarget, budgets: dict) -> NpuTarget:
     return dataclasses.replace(target, max_sram_bytes=budget)
 
 
+def matrix_dataflow(problem, tiles, target: NpuTarget) -> str | None:
+    """The dataflow of a matrix-unit op, chosen on its full tile by the machine
+    model (the target's when it names one); None for other ops."""
+    gemm = problem.details.get("gemm")
+    if gemm is None:
+        return None
+    m, n, k, int8 = gemm(tiles)
+    return machine_model.gemm_schedule(m, n, k, target, int8)[1]
+
+
 @dataclass(frozen=True)
 class NpuTile(ModulePass):
     argument = "npu-tile"
@@ -211,7 +221,11 @@ class NpuTile(ModulePass):
                     if op_stages != stages:
                         op.attributes[STAGES_ATTR] = ir.IntegerAttr.get(
                             ir.IntegerType.get_signless(64), op_stages)
+                    dataflow = matrix_dataflow(problem, schedule.tiles, target)
+                    if dataflow is not None:
+                        op.attributes[DATAFLOW_ATTR] = ir.StringAttr.get(dataflow)
                 relaxed = f"; fits only with {relaxed}" if relaxed else ""
-                diagnostics.remark(op.location,
-                                   f"'{op.name}': {describe(problem, schedule)}{relaxed}")
+                dataflow = f"; dataflow {dataflow}" if dataflow is not None else ""
+                diagnostics.remark(op.location, f"'{op.name}': {describe(problem, schedule)}"
+                                                f"{relaxed}{dataflow}")
                 tile_with_loops(op, *loop_tiles(problem, schedule))

@@ -56,6 +56,10 @@ def check_op_rules(op, report: Reporter, target: NpuTarget) -> None:
         check(op, report, target)
     if op.name in CLIP_ATTRIBUTE:
         check_clip_bounds(op, report)
+    if op.name in ("npu.matmul", "npu.conv2d") and "dataflow" in op.attributes:
+        dataflow = op.attributes["dataflow"]
+        if not (isinstance(dataflow, ir.StringAttr) and dataflow.value in ("ws", "os")):
+            report.error(op, f"dataflow must be \"ws\" or \"os\", got {dataflow}")
 
 
 def ranks_ok(op, report: Reporter, expected: dict[int, int]) -> bool:

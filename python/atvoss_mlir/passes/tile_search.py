@@ -400,8 +400,9 @@ def signature(problem) -> tuple:
     operands = tuple((o.role, str(o.value.type), o.region, o.is_output, o.dropped, o.pad_value,
                       o.resident)
                      for o in problem.operands)
-    return (op.name, problem.kind, tuple(problem.dims), operands, attributes,
-            repr(problem.details))
+    # Functions among the details (a matrix op's GEMM shape per tile) follow from the rest.
+    details = repr({key: value for key, value in problem.details.items() if not callable(value)})
+    return (op.name, problem.kind, tuple(problem.dims), operands, attributes, details)
 
 
 _MEMO: dict = {}

@@ -17,7 +17,8 @@ from .problem import (STRATEGY_ATTR, LoopDim, OperandTile, Recipe, Strided, Tile
                       with_fp32_accumulator, gemm_cycles, ints, ins_outs, optional_attr,
                       static_shape, type_name, vector_cycles)
 from .matmul import check_matrix_types
-from .sram_ops import accumulation_start, epilogue, in_sram, scratch, sram_buffer, view_sizes
+from .sram_ops import (accumulation_start, dataflow_of, epilogue, in_sram, scratch, sram_buffer,
+                       view_sizes)
 from .tile_ir import collapse_to_matrix, mul, subview
 
 def conv_strategy(op) -> str:
@@ -65,7 +66,8 @@ def conv_problem(op, target) -> TilingProblem:
 
     problem = TilingProblem(op, CONV2D, dims, operands, cycles, temporaries,
                             {"strides": strides, "dilations": dilations, "kernel": (kh, kw),
-                             "strategy": strategy})
+                             "strategy": strategy,
+                             "gemm": lambda t: (t[0] * t[1] * t[2], t[3], kh * kw * t[4], int8)})
     problem.absorbed_ops += absorbed
     return output_init_or_bias(with_fp32_accumulator(problem, target.pipeline_stages), 3,
                                fold_bias=target.fusion >= 1)
@@ -115,7 +117,8 @@ class Conv2dRecipe(Recipe):
             accumulate, bias = accumulation_start(op, out, rewriter)
             if strategy == "direct":
                 npu.Conv2dOp(image, weights, out, strides, dilations, accumulate, activation,
-                             bias=bias, clip_min=clip_min, clip_max=clip_max)
+                             bias=bias, clip_min=clip_min, clip_max=clip_max,
+                             dataflow=dataflow_of(op))
                 rewriter.erase_op(op.operation)
                 return None
             # GEMM forms: output pixels x filters = (pixels x K) * (K x filters).
@@ -138,7 +141,8 @@ class Conv2dRecipe(Recipe):
                 columns = subview(collapse_to_matrix(sram_buffer(image), 3), [0, 0],
                                   [pixels, channels])
             npu.MatmulOp(columns, weight_matrix, out_matrix, accumulate, activation,
-                         bias=bias, clip_min=clip_min, clip_max=clip_max)
+                         bias=bias, clip_min=clip_min, clip_max=clip_max,
+                         dataflow=dataflow_of(op))
         rewriter.erase_op(op.operation)
 
 

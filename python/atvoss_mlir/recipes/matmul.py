@@ -9,7 +9,7 @@ from mlir.dialects import linalg
 
 from ..dialects import npu
 from .absorbed import output_init, output_init_or_bias
-from .sram_ops import accumulation_start, epilogue, in_sram, view_sizes
+from .sram_ops import accumulation_start, dataflow_of, epilogue, in_sram, view_sizes
 from .tile_ir import subview
 from .problem import (ACCUMULATOR_TYPES, MATRIX_TYPES, LoopDim, OperandTile, Recipe, Tiled,
                       TilingProblem, Unsupported, built_op, copy_npu_attributes, gemm_cycles,
@@ -51,7 +51,8 @@ def matmul_problem(op, target) -> TilingProblem:
                 OperandTile("output", out, (Tiled(0), Tiled(1)), is_output=True)]
     return output_init_or_bias(with_fp32_accumulator(TilingProblem(
         op, MATMUL, dims, operands,
-        lambda t: gemm_cycles(t[0], t[1], t[2], target, int8)), target.pipeline_stages), 1,
+        lambda t: gemm_cycles(t[0], t[1], t[2], target, int8),
+        details={"gemm": lambda t: (t[0], t[1], t[2], int8)}), target.pipeline_stages), 1,
         fold_bias=target.fusion >= 1)
 
 
@@ -71,7 +72,8 @@ def batch_matmul_problem(op, target) -> TilingProblem:
                             dropped=(0,))]
     return output_init(with_fp32_accumulator(TilingProblem(
         op, MATMUL, dims, operands,
-        lambda t: gemm_cycles(t[1], t[2], t[3], target, int8)), target.pipeline_stages))
+        lambda t: gemm_cycles(t[1], t[2], t[3], target, int8),
+        details={"gemm": lambda t: (t[1], t[2], t[3], int8)}), target.pipeline_stages))
 
 
 def drop_batch(view: ir.Value) -> ir.Value:
@@ -111,7 +113,7 @@ class MatmulRecipe(Recipe):
                 lhs, rhs, out = (drop_batch(view) for view in (lhs, rhs, out))
             activation, clip_min, clip_max = epilogue(op)
             npu.MatmulOp(lhs, rhs, out, accumulate, activation, bias=bias, clip_min=clip_min,
-                         clip_max=clip_max)
+                         clip_max=clip_max, dataflow=dataflow_of(op))
         rewriter.erase_op(op.operation)
 
 

@@ -32,6 +32,7 @@ ACTIVATION_ATTR = "npu.activation"
 TILE_LOOP_ATTR = "npu.tile_loop"   # the outermost loop of a tile nest
 INIT_ATTR = "npu.init"             # the initial value of an SRAM tile, folded into its op
 RESIDENT_ATTR = "npu.resident"     # an SRAM buffer holding a whole intermediate tensor
+DATAFLOW_ATTR = "npu.dataflow"     # the matrix-unit dataflow chosen for a tiled op
 
 MATRIX_TYPES = machine_model.MATRIX_INPUT_TYPES
 ACCUMULATOR_TYPES = {name: machine_model.matrix_output_types(name) for name in MATRIX_TYPES}

@@ -9,7 +9,7 @@ from mlir import ir
 from mlir.dialects import memref
 
 from ..dialects import npu
-from .problem import ACTIVATION_ATTR, INIT_ATTR, constant_value, tile_nest_root
+from .problem import ACTIVATION_ATTR, DATAFLOW_ATTR, INIT_ATTR, constant_value, tile_nest_root
 from .tile_ir import DYNAMIC, index, mixed, subview
 
 
@@ -98,6 +98,13 @@ def epilogue(op) -> tuple:
     clip = [ir.FloatAttr(attributes[name]).value if name in attributes else None
             for name in ("npu.clip_min", "npu.clip_max")]
     return ir.StringAttr(attributes[ACTIVATION_ATTR]).value, clip[0], clip[1]
+
+
+def dataflow_of(op) -> str | None:
+    """The matrix-unit dataflow npu-tile chose for the op (npu.dataflow)."""
+    attribute = op.operation.attributes[DATAFLOW_ATTR] \
+        if DATAFLOW_ATTR in op.operation.attributes else None
+    return ir.StringAttr(attribute).value if attribute is not None else None
 
 
 def scratch(op, shape: list[int], element_type, fill: float | None = None) -> ir.Value:

@@ -12,7 +12,7 @@
 // CHECK-NOT:     "npu.dma_load"({{.*}}memref<1x14x14x16xf32>
 // CHECK-LABEL: func.func @matmul$bias
 // CHECK-NOT:     "npu.elementwise"
-// CHECK:         "npu.matmul"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {accumulate = false, activation = "none"} : (memref<32x128xf32, 1>, memref<128x48xf32, 1>, memref<32x48xf32, 1>, memref<48xf32, 1>) -> ()
+// CHECK:         "npu.matmul"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {accumulate = false, activation = "none", dataflow = "os"} : (memref<32x128xf32, 1>, memref<128x48xf32, 1>, memref<32x48xf32, 1>, memref<48xf32, 1>) -> ()
 
 // SPLIT-LABEL: func.func @conv$bias
 // SPLIT:         "npu.conv2d"({{.*}}, memref<16xf32, 1>) -> ()

@@ -8,7 +8,7 @@
 
 // CHECK-LABEL: func.func @main
 // CHECK:         "npu.transpose"({{.*}}) {permutation = array<i64: 1, 0>} : (memref<12x8xf32, 1>, memref<8x12xf32, 1>)
-// CHECK:         "npu.matmul"({{.*}}) {accumulate = false, activation = "none"} : (memref<16x8xf32, 1>, memref<8x12xf32, 1>, memref<16x12xf32, 1>)
+// CHECK:         "npu.matmul"({{.*}}) {accumulate = false, activation = "none", dataflow = "os"} : (memref<16x8xf32, 1>, memref<8x12xf32, 1>, memref<16x12xf32, 1>)
 // CHECK-NOT:     linalg.
 
 // SIM: fallback 0 0.0%

@@ -55,12 +55,12 @@
 // CHECK-NEXT:        scf.yield %[[TA]], %[[TB]]
 // CHECK:           "npu.wait"(%[[TA]], %[[TB]], %[[TS]])
 // CHECK:           scf.if
-// CHECK:             "npu.matmul"({{.*}}) {accumulate = false, activation = "none"}
+// CHECK:             "npu.matmul"({{.*}}) {accumulate = false, activation = "none", dataflow = "os"}
 // CHECK:           } else {
 // CHECK:             scf.if
-// CHECK:               "npu.matmul"({{.*}}) {accumulate = true, activation = "relu"}
+// CHECK:               "npu.matmul"({{.*}}) {accumulate = true, activation = "relu", dataflow = "os"}
 // CHECK:             } else {
-// CHECK:               "npu.matmul"({{.*}}) {accumulate = true, activation = "none"}
+// CHECK:               "npu.matmul"({{.*}}) {accumulate = true, activation = "none", dataflow = "os"}
 // CHECK:           scf.yield %[[N]]#0, %[[N]]#1, %[[S]]
 // CHECK:         } {npu.tile_loop}
 // CHECK-NEXT:    "npu.barrier"() {engines = "compute"} : () -> ()
@@ -100,7 +100,7 @@ func.func @matmul$relu_epilogue(%a: memref<128x96xf16>, %b: memref<96x64xf16>) -
 // CHECK:         "npu.alloc"() : () -> memref<64x48xf16, 1>
 // CHECK:         affine.min
 // CHECK:         memref.subview %{{.*}}[0, 0] [%{{.*}}, %{{.*}}] [1, 1] : memref<64x48xf16, 1> to memref<?x?xf16, strided<[48, 1]>, 1>
-// CHECK:         "npu.matmul"({{.*}}) {accumulate = true, activation = "none"} : (memref<?x?xf16
+// CHECK:         "npu.matmul"({{.*}}) {accumulate = true, activation = "none", dataflow = "os"} : (memref<?x?xf16
 func.func @matmul$partial_tiles(%a: memref<100x70xf16>, %b: memref<70x50xf16>, %c: memref<100x50xf32>) {
   linalg.matmul {npu.tile_sizes = array<i64: 64, 32, 48>, npu.loop_order = array<i64: 0, 1, 2>}
     ins(%a, %b : memref<100x70xf16>, memref<70x50xf16>) outs(%c : memref<100x50xf32>)

@@ -17,7 +17,7 @@
 // CHECK-NEXT:        %[[A:.*]] = memref.subview %arg0[0, %[[K]]] [512, 32] [1, 1]
 // CHECK-NEXT:        %[[B:.*]] = memref.subview %arg1[%[[K]], %[[N]]] [32, 64] [1, 1]
 // CHECK-NEXT:        %[[C:.*]] = memref.subview %arg2[0, %[[N]]] [512, 64] [1, 1]
-// CHECK-NEXT:        linalg.matmul {npu.loop_order = array<i64: 0, 1, 2>, npu.tile_sizes = array<i64: 512, 64, 32>} ins(%[[A]], %[[B]] : {{.*}}) outs(%[[C]] :
+// CHECK-NEXT:        linalg.matmul {npu.dataflow = "ws", npu.loop_order = array<i64: 0, 1, 2>, npu.tile_sizes = array<i64: 512, 64, 32>} ins(%[[A]], %[[B]] : {{.*}}) outs(%[[C]] :
 // CHECK:         } {npu.tile_loop}
 // EXPLICIT-LABEL: func.func @matmul$gemm_512
 // EXPLICIT:         npu.tile_sizes = array<i64: 64, 32, 48>

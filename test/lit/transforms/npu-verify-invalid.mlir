@@ -677,3 +677,11 @@ func.func @activation$converts_only_with_none(%x: memref<16xf16, 1>, %y: memref<
   "npu.activation"(%x, %y) {kind = "exp"} : (memref<16xf16, 1>, memref<16xf32, 1>) -> ()
   return
 }
+
+// -----
+
+func.func @matmul$unknown_dataflow(%a: memref<4x8xf16, 1>, %b: memref<8x4xf16, 1>, %c: memref<4x4xf32, 1>) {
+  // expected-error @below {{'npu.matmul' op dataflow must be "ws" or "os", got "rs"}}
+  "npu.matmul"(%a, %b, %c) {accumulate = false, activation = "none", dataflow = "rs"} : (memref<4x8xf16, 1>, memref<8x4xf16, 1>, memref<4x4xf32, 1>) -> ()
+  return
+}

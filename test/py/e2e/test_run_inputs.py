@@ -159,3 +159,28 @@ def test_compiled_model_run_accepts_exact_conversions(compiled):
                                rtol=1e-6)
     compiled.run(None)
     assert "random inputs (seed 0)" in compiled.input_notes[0].message
+
+
+def test_the_program_never_writes_its_inputs():
+    """A slice inserted into an input tensor: the program writes a copy of the
+    input (and returns it), never the input's own buffer."""
+    from mlir import ir
+
+    from atvoss_mlir.passes import ops_where
+    from atvoss_mlir.passes.npu_verify_tokens import root_buffer
+    text = """
+func.func @main(%a: tensor<4x8xf32>, %b: tensor<2x8xf32>) -> tensor<4x8xf32> {
+  %r = tensor.insert_slice %b into %a[1, 0] [2, 8] [1, 1] : tensor<2x8xf32> into tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}"""
+    compiled = atvoss_mlir.compile(text)
+    a = np.arange(32, dtype=np.float32).reshape(4, 8)
+    b = -np.ones((2, 8), np.float32)
+    expected = a.copy()
+    expected[1:3] = b
+    np.testing.assert_array_equal(compiled.run([a, b])["result0"], expected)
+    with compiled.module.context:
+        stores = ops_where(compiled.module.operation, lambda op: op.name == "npu.dma_store")
+        assert stores
+        for store in stores:
+            assert not isinstance(root_buffer(store.operands[1]), ir.BlockArgument)
