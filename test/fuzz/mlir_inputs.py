@@ -33,9 +33,10 @@ PUNCTUATION = ["(", ")", "{", "}", "<", ">", "[", "]", ",", ":", "%", "^", "\"",
                "?", "->", "#", "!", "@", "\n", "0x7C00", "-0.0", "nan", "inf", "1e40"]
 
 # Flags per category: parser/verifier alone, each pass, the full pipeline.
-PASSES = ["npu-decompose-linalg", "npu-convert-layout", "npu-fuse-epilogue",
-          "npu-select-conv-strategy", "npu-tile", "npu-promote-to-sram", "npu-allocate-sram",
-          "npu-verify"]
+PASSES = ["npu-decompose-linalg", "npu-convert-layout", "npu-propagate-layout",
+          "npu-fuse-epilogue", "npu-fold-transposes", "npu-select-conv-strategy",
+          "npu-readonly-inputs", "npu-keep-in-sram", "npu-tile", "npu-promote-to-sram",
+          "npu-prefetch-weights", "npu-allocate-sram", "npu-verify"]
 OPT_FLAGS = ([[]] + [[f"--{p}"] for p in PASSES] + [["--npu-pipeline"]]
              + [["--pass-pipeline=builtin.module(canonicalize,npu-tile,npu-promote-to-sram)"],
                 ["--split-input-file", "--npu-verify"], ["--npu-pipeline", "--remarks"]])
