@@ -26,7 +26,7 @@
 func.func @producer$writes_nhwc(%x: tensor<1x16x8x8xf32>) -> tensor<1x8x8x16xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x16x8x8xf32>
-  // expected-remark @below {{transpose of the 1x16x8x8 tensor folded into its producer 'linalg.generic': it writes the transposed layout (its tiles are transposed in SRAM); 24 estimated cycles in SRAM against 352 as an op}}
+  // expected-remark @below {{transpose of the 1x16x8x8 tensor folded into its producer 'linalg.generic': it writes the transposed layout (its tiles are transposed in SRAM); 24 estimated cycles in SRAM against 352 as an op, saves 8192 B of DRAM traffic}}
   %relu = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
       ins(%x : tensor<1x16x8x8xf32>) outs(%e : tensor<1x16x8x8xf32>) {
   ^bb0(%v: f32, %o: f32):
@@ -57,7 +57,7 @@ func.func @readers$read_the_source(%y: tensor<1x8x8x16xf32>, %b: tensor<1x16x8x8
   %et = tensor.empty() : tensor<1x16x8x8xf32>
   %x = linalg.transpose ins(%y : tensor<1x8x8x16xf32>) outs(%et : tensor<1x16x8x8xf32>) permutation = [0, 3, 1, 2]
   %e0 = tensor.empty() : tensor<1x16x8x8xf32>
-  // expected-remark @below {{transpose of the 1x8x8x16 tensor folded into its reader 'linalg.generic': it reads the source layout (its tiles are transposed in SRAM); 48 estimated cycles in SRAM against 352 as an op}}
+  // expected-remark @below {{transpose of the 1x8x8x16 tensor folded into its reader 'linalg.generic': it reads the source layout (its tiles are transposed in SRAM); 48 estimated cycles in SRAM against 352 as an op, saves 8192 B of DRAM traffic}}
   %sum = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
       ins(%x, %b : tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) outs(%e0 : tensor<1x16x8x8xf32>) {
   ^bb0(%v: f32, %w: f32, %o: f32):
@@ -65,7 +65,7 @@ func.func @readers$read_the_source(%y: tensor<1x8x8x16xf32>, %b: tensor<1x16x8x8
     linalg.yield %s : f32
   } -> tensor<1x16x8x8xf32>
   %e1 = tensor.empty() : tensor<1x16x8x8xf32>
-  // expected-remark @below {{transpose of the 1x8x8x16 tensor folded into its reader 'linalg.generic': it reads the source layout (its tiles are transposed in SRAM); 48 estimated cycles in SRAM against 352 as an op}}
+  // expected-remark @below {{transpose of the 1x8x8x16 tensor folded into its reader 'linalg.generic': it reads the source layout (its tiles are transposed in SRAM); 48 estimated cycles in SRAM against 352 as an op, saves 8192 B of DRAM traffic}}
   %relu = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
       ins(%x : tensor<1x16x8x8xf32>) outs(%e1 : tensor<1x16x8x8xf32>) {
   ^bb0(%v: f32, %o: f32):
@@ -88,7 +88,7 @@ func.func @readers$read_the_source(%y: tensor<1x8x8x16xf32>, %b: tensor<1x16x8x8
 func.func @producer$transforms_cancel(%y: tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x16x8x8xf32>
-  // expected-remark @below {{transpose of the 1x16x8x8 tensor folded into its producer 'linalg.generic': it writes the transposed layout (the transforms cancel); 24 estimated cycles in SRAM against 352 as an op}}
+  // expected-remark @below {{transpose of the 1x16x8x8 tensor folded into its producer 'linalg.generic': it writes the transposed layout (the transforms cancel); 24 estimated cycles in SRAM against 352 as an op, saves 8192 B of DRAM traffic}}
   %relu = linalg.generic {indexing_maps = [#from_nhwc, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
       ins(%y : tensor<1x8x8x16xf32>) outs(%e : tensor<1x16x8x8xf32>) {
   ^bb0(%v: f32, %o: f32):
