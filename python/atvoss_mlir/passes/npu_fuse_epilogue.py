@@ -1,5 +1,6 @@
 """npu-fuse-epilogue: fold an activation that directly follows a matmul or
-convolution into it, so the matrix unit applies it as its epilogue.
+convolution into it, so the matrix unit applies it as its epilogue; from
+-fusion=2, also a residual add.
 
 Runs on tensors, before bufferization. A `linalg.generic` whose body is
 `max(x, 0)` (relu) or `min(max(x, lo), hi)` (clip), applied elementwise to the
@@ -8,18 +9,34 @@ depthwise_conv_2d_nhwc_hwc result of the same type, is removed; the producer
 gets `npu.activation` (and `npu.clip_min` / `npu.clip_max`), which
 `npu-promote-to-sram` turns into the npu op's `activation` on the last
 reduction step. Disabled by the target's `-fusion=0`.
+
+A residual add (a ResNet block's `conv + skip`, then its relu) is folded first,
+at -fusion=2: a conv or matmul that starts from its bias broadcast and whose
+result only that add reads starts from `skip + bias` instead (linalg's
+accumulation into the output's initial value), computed by a generic marked
+`npu.residual_start`, which the recipe folds into its first reduction step:
+the skip tile is loaded into the output tile, the bias added, and the matrix
+unit accumulates onto it. The conv's result is then neither written to DRAM
+nor read back, and the relu after the add becomes its epilogue. A result of
+at most a quarter of the SRAM is left to the buffer plan (npu-keep-in-sram),
+which keeps such a tensor in SRAM between the conv and the add when it fits,
+at no cost on the vector unit.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from mlir import ir
 
+from mlir.dialects import arith, tensor
+
 from . import ModulePass, PassContext
+from ..frontend.builders import generic
 from ..recipes import linalg_ops
-from ..recipes.problem import ACTIVATION_ATTR, Unsupported, ins_outs
-from ..recipes.vector_body import ActivationStep, Ref, body_program
+from ..recipes.problem import ACTIVATION_ATTR, RESIDUAL_START_ATTR, Unsupported, ins_outs
+from ..recipes.vector_body import ActivationStep, BinaryStep, Ref, body_program
 
 PRODUCERS = ("linalg.matmul", "linalg.batch_matmul", "linalg.conv_2d_nhwc_hwcf",
              "linalg.depthwise_conv_2d_nhwc_hwc")
@@ -48,6 +65,93 @@ def activation_of(op):
     return steps[0].kind, steps[0].clip_min, steps[0].clip_max
 
 
+RESIDUAL_PRODUCERS = ("linalg.matmul", "linalg.conv_2d_nhwc_hwcf")
+
+
+def bias_start(producer):
+    """The per-channel bias a matmul or conv starts from (a linalg.broadcast of
+    bias[C] over the other dims, read by it alone), or None."""
+    init = producer.operands[len(producer.operands) - 1]
+    if not isinstance(init, ir.OpResult) or init.owner.name != "linalg.broadcast" \
+            or len(list(init.uses)) != 1:
+        return None
+    broadcast = init.owner
+    (bias,), _ = ins_outs(broadcast)
+    rank = ir.RankedTensorType(init.type).rank
+    if list(ir.DenseI64ArrayAttr(broadcast.attributes["dimensions"])) != list(range(rank - 1)):
+        return None
+    return bias
+
+
+def residual_add(op):
+    """(the matmul or conv result, the residual) when `op` is an elementwise add
+    of two tensors of its type, one of them the only use of a matmul's or conv's
+    result that starts from a bias broadcast."""
+    if op.name != "linalg.generic" or len(op.results) != 1:
+        return None
+    inputs, _ = ins_outs(op)
+    if len(inputs) != 2 or any(value.type != op.results[0].type for value in inputs):
+        return None
+    if not isinstance(ir.RankedTensorType(op.results[0].type).element_type,
+                      (ir.F32Type, ir.F16Type, ir.BF16Type)):
+        return None
+    rank = ir.RankedTensorType(op.results[0].type).rank
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if any(m != ir.AffineMap.get_identity(rank) for m in maps):
+        return None
+    try:
+        steps = body_program(op.regions[0].blocks[0], 2)
+    except Unsupported:
+        return None
+    if len(steps) != 1 or not isinstance(steps[0], BinaryStep) or steps[0].kind != "add":
+        return None
+    for number in (0, 1):
+        result, residual = inputs[number], inputs[1 - number]
+        if isinstance(result, ir.OpResult) and result.owner.name in RESIDUAL_PRODUCERS \
+                and len(list(result.uses)) == 1 \
+                and ACTIVATION_ATTR not in result.owner.attributes \
+                and bias_start(result.owner) is not None:
+            return result, residual
+    return None
+
+
+def start_from_residual(add, result, residual) -> None:
+    """The matmul/conv starts from residual + bias instead of the bias (a
+    generic marked RESIDUAL_START_ATTR, which the recipe folds into its first
+    step) and replaces the add; it moves next to the add, after the residual."""
+    producer = result.owner
+    bias = bias_start(producer)
+    old_init = producer.operands[len(producer.operands) - 1]
+    result_type = ir.RankedTensorType(result.type)
+    rank = result_type.rank
+    with add.location, ir.InsertionPoint(add):
+        empty = tensor.EmptyOp(result_type.shape, result_type.element_type).result
+        start = generic([residual, bias],
+                        [ir.AffineMap.get_identity(rank),
+                         ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(rank - 1)])],
+                        empty, ir.AffineMap.get_identity(rank), ["parallel"] * rank,
+                        lambda args: arith.AddFOp(args[0], args[1]).result)
+        start.owner.attributes[RESIDUAL_START_ATTR] = ir.UnitAttr.get()
+    producer.operands[len(producer.operands) - 1] = start
+    producer.move_before(add)
+    add.results[0].replace_all_uses_with(result)
+    add_init = add.operands[2]
+    add.erase()
+    if isinstance(add_init, ir.OpResult) and not list(add_init.uses):
+        add_init.owner.erase()
+    broadcast = old_init.owner
+    empty_before = broadcast.operands[1]
+    broadcast.erase()
+    if isinstance(empty_before, ir.OpResult) and not list(empty_before.uses):
+        empty_before.owner.erase()
+
+
+def tensor_bytes(value: ir.Value) -> int:
+    tensor_type = ir.RankedTensorType(value.type)
+    bits = tensor_type.element_type.width
+    return math.prod(tensor_type.shape) * bits // 8
+
+
 @dataclass(frozen=True)
 class NpuFuseEpilogue(ModulePass):
     argument = "npu-fuse-epilogue"
@@ -57,6 +161,24 @@ class NpuFuseEpilogue(ModulePass):
         with module.context:
             if context.target.fusion < 1:
                 return
+            if context.target.fusion >= 2:
+                for op in linalg_ops(module):
+                    found = residual_add(op)
+                    if found is None:
+                        continue
+                    result, residual = found
+                    producer = result.owner
+                    if 4 * tensor_bytes(result) <= context.target.max_sram_bytes:
+                        context.diagnostics.remark(
+                            op.location, f"residual add not folded into '{producer.name}': "
+                                         f"its {tensor_bytes(result)} B result is left to the "
+                                         f"buffer plan (at most a quarter of the SRAM)")
+                        continue
+                    start_from_residual(op, result, residual)
+                    context.diagnostics.remark(
+                        producer.location, f"'{producer.name}': residual add folded in: it "
+                                           f"accumulates onto the skip tensor (saves "
+                                           f"{2 * tensor_bytes(result)} B of DRAM traffic)")
             for op in linalg_ops(module):
                 found = activation_of(op)
                 if found is None:

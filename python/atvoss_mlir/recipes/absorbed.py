@@ -9,7 +9,7 @@ from __future__ import annotations
 from mlir import ir
 
 from .. import block_order
-from .problem import (RESIDENT_ATTR, OperandTile, Tiled, TilingProblem, Unsupported,
+from .problem import (RESIDENT_ATTR, RESIDUAL_START_ATTR, OperandTile, Tiled, TilingProblem, Unsupported,
                       constant_value, ins_outs, static_shape, tile_nest_root, type_name)
 
 
@@ -127,14 +127,43 @@ def init_bias(op, output: ir.Value, channels: int):
     return None
 
 
+def init_residual(op, output: ir.Value, channels: int):
+    """(generic, residual, bias) when the generic npu-fuse-epilogue writes for a
+    residual add (skip + bias[C], marked RESIDUAL_START_ATTR) fills the fresh
+    `output` right before `op`."""
+    if not fresh_buffer(output):
+        return None
+    for previous in ops_before(op):
+        if previous.name == "linalg.generic" and RESIDUAL_START_ATTR in previous.attributes \
+                and ins_outs(previous)[1][0] == output:
+            (residual, bias), _ = ins_outs(previous)
+            if list(ir.MemRefType(bias.type).shape) != [channels] \
+                    or ir.MemRefType(residual.type).shape != ir.MemRefType(output.type).shape:
+                return None
+            return previous, residual, bias
+        if touches(previous, output):
+            return None
+    return None
+
+
 def output_init_or_bias(problem: TilingProblem, channel_dim: int,
                         fold_bias: bool = True) -> TilingProblem:
     """Fold the broadcast of a bias over the output's last dim (loop dim
     `channel_dim`) into the op as its `bias` operand (when `fold_bias`), else a
-    constant fill."""
+    constant fill. A residual start (skip + bias) folds as both a `residual`
+    operand, tiled as the output, and the `bias`."""
     output = problem.output.value
-    found = init_bias(problem.op, output, ir.MemRefType(output.type).shape[-1]) \
-        if fold_bias else None
+    channels = ir.MemRefType(output.type).shape[-1]
+    residual = init_residual(problem.op, output, channels) if fold_bias else None
+    if residual is not None:
+        generic, skip, bias = residual
+        problem.absorbed_ops.append(generic)
+        problem.operands.insert(len(problem.operands) - 1,
+                                OperandTile("residual", skip, problem.output.region))
+        problem.operands.insert(len(problem.operands) - 1,
+                                OperandTile("bias", bias, (Tiled(channel_dim),)))
+        return problem
+    found = init_bias(problem.op, output, channels) if fold_bias else None
     if found is None:
         return output_init(problem)
     broadcast, bias = found

@@ -33,6 +33,7 @@ TILE_LOOP_ATTR = "npu.tile_loop"   # the outermost loop of a tile nest
 INIT_ATTR = "npu.init"             # the initial value of an SRAM tile, folded into its op
 RESIDENT_ATTR = "npu.resident"     # an SRAM buffer holding a whole intermediate tensor
 DATAFLOW_ATTR = "npu.dataflow"     # the matrix-unit dataflow chosen for a tiled op
+RESIDUAL_START_ATTR = "npu.residual_start"  # skip + bias: a conv/matmul's initial value
 
 MATRIX_TYPES = machine_model.MATRIX_INPUT_TYPES
 ACCUMULATOR_TYPES = {name: machine_model.matrix_output_types(name) for name in MATRIX_TYPES}

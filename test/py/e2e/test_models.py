@@ -95,6 +95,24 @@ def test_examples_at_every_fusion_level(fusion):
                       f"npu -fusion={fusion} -max-sram-bytes=32768", **FP32)
 
 
+@pytest.mark.parametrize("target", ["npu -max-sram-bytes=16384", "npu -max-sram-bytes=12288",
+                                    "npu -max-sram-bytes=16384 -fusion=1"])
+def test_residual_adds_folded_into_their_convs(target):
+    """A ResNet's 16 residual adds: from -fusion=2, where a conv's result exceeds
+    a quarter of the SRAM, the conv starts from skip + bias (loaded into its
+    output tile) and the add is gone; the numbers stay onnxruntime's."""
+    onnx_model = resnet50(width=8, image=64, classes=10, batch=1)
+    compiled, _ = compile_and_check(onnx_model, {"input": randn(1, 3, 64, 64, seed=6)}, target,
+                                    **FP32)
+    folded = [r for r in compiled.remarks if "residual add folded in" in r.message]
+    left = [r for r in compiled.remarks if "residual add not folded" in r.message]
+    if "fusion=1" in target:
+        assert folded == [] and left == []
+    else:   # results of 32, 16, 8 and 4 KiB per stage (3, 4, 6 and 3 blocks)
+        assert len(folded) == (13 if "16384" in target else 16)
+        assert len(folded) + len(left) == 16
+
+
 @pytest.mark.parametrize("target", ["npu", "npu -max-sram-bytes=8192", "npu -fusion=0"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_bias_as_the_conv_and_gemm_bias_operand(dtype, target):
