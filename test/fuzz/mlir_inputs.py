@@ -34,7 +34,8 @@ PUNCTUATION = ["(", ")", "{", "}", "<", ">", "[", "]", ",", ":", "%", "^", "\"",
 
 # Flags per category: parser/verifier alone, each pass, the full pipeline.
 PASSES = ["npu-decompose-linalg", "npu-convert-layout", "npu-propagate-layout",
-          "npu-fuse-epilogue", "npu-fold-transposes", "npu-select-conv-strategy",
+          "npu-fuse-epilogue", "npu-fold-transposes", "npu-fuse-elementwise",
+          "npu-select-conv-strategy",
           "npu-readonly-inputs", "npu-keep-in-sram", "npu-tile", "npu-promote-to-sram",
           "npu-prefetch-weights", "npu-allocate-sram", "npu-verify"]
 OPT_FLAGS = ([[]] + [[f"--{p}"] for p in PASSES] + [["--npu-pipeline"]]

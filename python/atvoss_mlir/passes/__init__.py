@@ -24,6 +24,7 @@ _REGISTRY = {
     "npu-convert-layout": "npu_convert_layout:NpuConvertLayout",
     "npu-propagate-layout": "npu_propagate_layout:NpuPropagateLayout",
     "npu-fold-transposes": "npu_fold_transposes:NpuFoldTransposes",
+    "npu-fuse-elementwise": "npu_fuse_elementwise:NpuFuseElementwise",
     "npu-convert-copies": "npu_convert_copies:NpuConvertCopies",
     "npu-normalize-contractions": "npu_normalize_contractions:NpuNormalizeContractions",
     "npu-decompose-linalg": "npu_decompose_linalg:NpuDecomposeLinalg",
