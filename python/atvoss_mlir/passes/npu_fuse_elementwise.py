@@ -23,6 +23,7 @@ from ..recipes.problem import Unsupported
 from ..recipes.vector_body import body_program
 from . import ModulePass, PassContext, ops_where
 from .npu_fold_transposes import elementwise, maps_of
+from .npu_fuse_epilogue import tensor_bytes
 from .npu_propagate_layout import INPUTS_SEGMENT
 
 
@@ -151,10 +152,3 @@ class NpuFuseElementwise(ModulePass):
             return fused
         return None
 
-
-def tensor_bytes(value: ir.Value) -> int:
-    tensor_type = ir.RankedTensorType(value.type)
-    count = 1
-    for size in tensor_type.shape:
-        count *= size
-    return count * tensor_type.element_type.width // 8
