@@ -42,6 +42,13 @@ _WELL_FORMED_LIST = re.compile(r"\[\s*(?:-?\d+\s*(?:,\s*-?\d+\s*)*)?\]")
 # 2^63 - 1), so they are bounded before any pass runs.
 _WINDOW_STEPS = re.compile(r"\b(strides|dilations)\s*=\s*dense\s*<\s*\[?([^>\]]*)")
 _WINDOW_STEP_LIMIT = 1 << 31
+# Reassociation indices of expand_shape/collapse_shape: a negative one (or one
+# that overflows to it) makes the verifier build an invalid affine map and abort.
+# Matched at each "_shape" or "reassociation" found by str.find (fast on
+# programs holding hundreds of MB of weights).
+_REASSOCIATION = re.compile(r"(?:_shape\b[^\n\[]*|reassociation\s*=\s*)"
+                            r"(\[\s*\[[^\n]*?\]\s*\])")
+_REASSOCIATION_LIMIT = 1 << 16
 
 
 def _error_at(text: str, offset: int, message: str, context, filename: str):
@@ -74,6 +81,19 @@ def check_text(text: str, context: ir.Context, filename: str = "-") -> None:
                     raise _error_at(text, match.start(1) + match.group(1).find(literal),
                                     f"integer {literal} is out of range for i64", context,
                                     filename)
+    for keyword in ("_shape", "reassociation"):
+        position = text.find(keyword)
+        while position >= 0:
+            match = _REASSOCIATION.match(text, position)
+            line_start = text.rfind("\n", 0, position) + 1
+            position = text.find(keyword, position + len(keyword))
+            if match is None or "//" in text[line_start:match.start()]:
+                continue  # no reassociation here, or in a comment
+            for literal in re.finditer(r"-?\d+", match.group(1)):
+                if not 0 <= int(literal.group()) < _REASSOCIATION_LIMIT:
+                    raise _error_at(text, match.start(1) + literal.start(),
+                                    f"reassociation index {literal.group()} is out of range",
+                                    context, filename)
     if "strides" in text or "dilations" in text:
         for match in _WINDOW_STEPS.finditer(text):
             for literal in re.findall(r"-?\d+", match.group(2)):

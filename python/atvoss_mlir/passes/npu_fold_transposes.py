@@ -196,6 +196,8 @@ class NpuFoldTransposes(ModulePass):
 
     def fold(self, transpose, context: PassContext) -> None:
         target = context.target
+        if len(transpose.results) != 1:   # on buffers: bufferized already
+            return
         source, result = transpose.operands[0], transpose.results[0]
         if not isinstance(source.type, ir.RankedTensorType):
             return
