@@ -111,6 +111,14 @@ def peak_macs_per_cycle(target, int8: bool = False) -> int:
     return target.array_rows * target.array_cols * (target.int8_speedup if int8 else 1)
 
 
+def type_bytes(shaped_type) -> int | None:
+    """Bytes of a statically shaped tensor or memref type; None when dynamic or unsized."""
+    size = element_bytes(shaped_type.element_type)
+    if not shaped_type.has_static_shape or size is None:
+        return None
+    return math.prod(shaped_type.shape) * size
+
+
 # -- vector unit and fallback engine -------------------------------------------------------
 
 # Cycles from issue to the first result of the vector unit's pipeline.

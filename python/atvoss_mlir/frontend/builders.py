@@ -260,21 +260,25 @@ _REDUCTION = "#linalg.iterator_type<reduction>"
 
 
 def generic(inputs, input_maps, init: ir.Value, output_map: ir.AffineMap, iterators, body):
-    """One linalg.generic with a single result. `body(args)` receives the block
-    arguments (inputs then the accumulator) and returns the value to yield."""
+    """One linalg.generic with a single output: on tensors its result, on buffers
+    the op. `body(args)` receives the block arguments (inputs then the
+    accumulator) and returns the value to yield."""
     maps = [ir.AffineMapAttr.get(m) for m in list(input_maps) + [output_map]]
     iterator_attrs = [ir.Attribute.parse(_PARALLEL if kind == "parallel" else _REDUCTION)
                       for kind in iterators]
-    op = linalg.GenericOp([init.type], list(inputs), [init], ir.ArrayAttr.get(maps),
-                          ir.ArrayAttr.get(iterator_attrs))
+    on_tensors = isinstance(init.type, ir.RankedTensorType)
+    op = linalg.GenericOp([init.type] if on_tensors else [], list(inputs), [init],
+                          ir.ArrayAttr.get(maps), ir.ArrayAttr.get(iterator_attrs))
     block = op.regions[0].blocks.append(*[_scalar_type(v) for v in list(inputs) + [init]])
     with ir.InsertionPoint(block):
         linalg.YieldOp([body(list(block.arguments))])
-    return op.result
+    return op.result if on_tensors else op
 
 
 def _scalar_type(value):
-    return element_of(value) if isinstance(value.type, ir.RankedTensorType) else value.type
+    if isinstance(value.type, (ir.RankedTensorType, ir.MemRefType)):
+        return ir.ShapedType(value.type).element_type
+    return value.type
 
 
 def broadcast_shape(*shapes) -> list[int]:

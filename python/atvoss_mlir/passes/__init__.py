@@ -16,6 +16,7 @@ from typing import ClassVar
 from mlir import ir
 
 from ..diagnostics import DiagnosticEngine
+from ..machine_model import type_bytes
 from ..target import DEFAULT_TARGET, NpuTarget
 
 # pass argument -> "module:ClassName" under atvoss_mlir.passes
@@ -52,6 +53,23 @@ def function_bodies(module: ir.Operation) -> list:
     """The body block of every func.func of the module that has one."""
     return [function.regions[0].blocks[0] for function in module.regions[0].blocks[0].operations
             if function.operation.name == "func.func" and function.regions[0].blocks]
+
+
+def tensor_bytes(value: ir.Value) -> int | None:
+    """Bytes of a statically shaped tensor value."""
+    return type_bytes(ir.RankedTensorType(value.type))
+
+
+def erase_if_unused(value: ir.Value) -> None:
+    """Erase the op making an init tensor nothing reads any more (an empty, or a
+    fill or broadcast of one), then what it wrote into."""
+    if isinstance(value, ir.OpResult) and not list(value.uses) \
+            and value.owner.name in ("tensor.empty", "linalg.fill", "linalg.broadcast"):
+        owner = value.owner
+        feeds = owner.operands[1] if owner.name != "tensor.empty" else None
+        owner.erase()
+        if feeds is not None:
+            erase_if_unused(feeds)
 
 
 class PassOptionError(ValueError):

@@ -9,22 +9,17 @@ does not fit is an error at its alloc naming the live set and the budget.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from mlir import ir
 
-from ..machine_model import element_bytes, first_fit
+from ..machine_model import first_fit, type_bytes
 from ..recipes.problem import RESIDENT_ATTR
 from . import ModulePass, PassContext
 
 
 def buffer_bytes(alloc) -> int | None:
-    buffer_type = ir.MemRefType(alloc.results[0].type)
-    size = element_bytes(buffer_type.element_type)
-    if not buffer_type.has_static_shape or size is None:
-        return None
-    return math.prod(buffer_type.shape) * size
+    return type_bytes(ir.MemRefType(alloc.results[0].type))
 
 
 @dataclass

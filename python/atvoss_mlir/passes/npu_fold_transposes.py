@@ -29,15 +29,11 @@ from mlir import ir
 from mlir.dialects import tensor
 
 from .. import machine_model
-from ..recipes.elementwise import broadcast_region, permutation_of
-from ..recipes.problem import Unsupported
+from ..recipes.elementwise import broadcast_region, loops_of, permutation_of
+from ..recipes.problem import Unsupported, indexing_maps, input_count
 from ..recipes.vector_body import body_program
-from . import ModulePass, PassContext, ops_where
-from .npu_propagate_layout import INPUTS_SEGMENT
-
-
-def maps_of(op) -> list[ir.AffineMap]:
-    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+from . import ModulePass, PassContext, erase_if_unused, ops_where, tensor_bytes
+from .npu_propagate_layout import remapped
 
 
 def set_maps(op, maps: list[ir.AffineMap]) -> None:
@@ -48,13 +44,6 @@ def dim_map(n_dims: int, positions: list[int]) -> ir.AffineMap:
     return ir.AffineMap.get(n_dims, 0, [ir.AffineDimExpr.get(p) for p in positions])
 
 
-def loops_of(affine_map: ir.AffineMap) -> list[int] | None:
-    """The loop of each result of an identity or permutation map, else None."""
-    if affine_map == ir.AffineMap.get_identity(affine_map.n_dims):
-        return list(range(affine_map.n_dims))
-    return permutation_of(affine_map)
-
-
 def elementwise(op) -> bool:
     """A linalg.generic the vector unit runs as a chain of steps: parallel loops,
     one output whose initial value it never reads, each input broadcast or
@@ -63,11 +52,11 @@ def elementwise(op) -> bool:
         return False
     if any(str(t) != "#linalg.iterator_type<parallel>" for t in op.attributes["iterator_types"]):
         return False
-    inputs = list(ir.DenseI32ArrayAttr(op.attributes[INPUTS_SEGMENT]))[0]
+    inputs = input_count(op)
     block = op.regions[0].blocks[0]
     if list(block.arguments[inputs].uses):
         return False
-    maps = maps_of(op)
+    maps = indexing_maps(op)
     if loops_of(maps[-1]) is None:
         return False
     for affine_map, value in zip(maps[:inputs], list(op.operands)[:inputs]):
@@ -85,23 +74,17 @@ def elementwise(op) -> bool:
 
 def transposes_in_sram(op) -> int:
     """How many of the op's tiles the vector unit transposes (inputs and output)."""
-    return sum(1 for m in maps_of(op) if permutation_of(m) is not None)
-
-
-def renamed(affine_map: ir.AffineMap, new_loop: list[int]) -> ir.AffineMap:
-    return ir.AffineMap.get(affine_map.n_dims, 0, [
-        ir.AffineDimExpr.get(new_loop[e.position]) if isinstance(e, ir.AffineDimExpr) else e
-        for e in affine_map.results])
+    return sum(1 for m in indexing_maps(op) if permutation_of(m) is not None)
 
 
 def in_fewest_transposes(op) -> None:
     """Number the loops of a parallel generic in its output's order when that
     leaves fewer of its tiles to transpose in SRAM (an input and output
     permuted alike then both take the identity)."""
-    maps = maps_of(op)
+    maps = indexing_maps(op)
     loops = loops_of(maps[-1])
     new_loop = [loops.index(d) for d in range(len(loops))]
-    candidate = [renamed(m, new_loop) for m in maps]
+    candidate = [remapped(m, new_loop) for m in maps]
     if sum(permutation_of(m) is not None for m in candidate) \
             < sum(permutation_of(m) is not None for m in maps):
         set_maps(op, candidate)
@@ -111,11 +94,11 @@ def fold_into_producer(transpose, producer) -> None:
     """The producer writes the transposed layout: result dim i of the transpose
     is producer dim permutation[i], which is loop loops[permutation[i]]."""
     permutation = list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"]))
-    maps = maps_of(producer)
+    maps = indexing_maps(producer)
     loops = loops_of(maps[-1])
     maps[-1] = dim_map(maps[-1].n_dims, [loops[p] for p in permutation])
     result_type = ir.RankedTensorType(transpose.results[0].type)
-    inputs = list(ir.DenseI32ArrayAttr(producer.attributes[INPUTS_SEGMENT]))[0]
+    inputs = input_count(producer)
     with producer.location, ir.InsertionPoint(producer):
         init = tensor.EmptyOp(result_type.shape, result_type.element_type).result
     old_init = producer.operands[inputs]
@@ -137,7 +120,7 @@ def fold_into_readers(transpose) -> None:
     source, result = transpose.operands[0], transpose.results[0]
     for use in list(result.uses):
         reader, number = use.owner, use.operand_number
-        maps = maps_of(reader)
+        maps = indexing_maps(reader)
         loops = loops_of(maps[number])
         maps[number] = dim_map(maps[number].n_dims, [loops[inverse[j]] for j in range(len(inverse))])
         reader.operands[number] = source
@@ -148,23 +131,13 @@ def fold_into_readers(transpose) -> None:
     erase_if_unused(init)
 
 
-def erase_if_unused(value: ir.Value) -> None:
-    if isinstance(value, ir.OpResult) and not list(value.uses) \
-            and value.owner.name in ("tensor.empty", "linalg.fill"):
-        owner = value.owner
-        feeds = owner.operands[1] if owner.name == "linalg.fill" else None
-        owner.erase()
-        if feeds is not None:
-            erase_if_unused(feeds)
-
-
 def reads_by_loops(use) -> bool:
     """A use as an elementwise generic's input indexed by the identity or a permutation."""
     reader = use.owner
     if not elementwise(reader):
         return False
-    inputs = list(ir.DenseI32ArrayAttr(reader.attributes[INPUTS_SEGMENT]))[0]
-    return use.operand_number < inputs and loops_of(maps_of(reader)[use.operand_number]) is not None
+    inputs = input_count(reader)
+    return use.operand_number < inputs and loops_of(indexing_maps(reader)[use.operand_number]) is not None
 
 
 def shape_text(value: ir.Value) -> str:
@@ -228,9 +201,7 @@ class NpuFoldTransposes(ModulePass):
                                                            f"more ({costs})")
             return
         # The transposed tensor is no longer written to DRAM and read back.
-        source_type = ir.RankedTensorType(source.type)
-        saved = 2 * elements * (machine_model.element_bytes(source_type.element_type) or 4)
-        costs += f", saves {saved} B of DRAM traffic"
+        costs += f", saves {2 * tensor_bytes(source)} B of DRAM traffic"
         if into_producer:
             fold_into_producer(transpose, producer)
             context.diagnostics.remark(

@@ -19,16 +19,10 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import linalg
 
-from ..recipes.problem import Unsupported
+from ..recipes.problem import Unsupported, indexing_maps, input_count
 from ..recipes.vector_body import body_program
-from . import ModulePass, PassContext, ops_where
-from .npu_fold_transposes import elementwise, maps_of
-from .npu_fuse_epilogue import tensor_bytes
-from .npu_propagate_layout import INPUTS_SEGMENT
-
-
-def input_count(op) -> int:
-    return list(ir.DenseI32ArrayAttr(op.attributes[INPUTS_SEGMENT]))[0]
+from . import ModulePass, PassContext, ops_where, tensor_bytes
+from .npu_fold_transposes import elementwise
 
 
 def fusable_producer(op, number: int):
@@ -41,9 +35,9 @@ def fusable_producer(op, number: int):
     names = [a if isinstance(a, str) else a.name for a in producer.attributes]
     if not elementwise(producer) or any(name.startswith("npu.") for name in names):
         return None
-    rank = maps_of(op)[number].n_dims
-    if maps_of(op)[number] != ir.AffineMap.get_identity(rank) \
-            or maps_of(producer)[-1] != ir.AffineMap.get_identity(rank):
+    rank = indexing_maps(op)[number].n_dims
+    if indexing_maps(op)[number] != ir.AffineMap.get_identity(rank) \
+            or indexing_maps(producer)[-1] != ir.AffineMap.get_identity(rank):
         return None
     return producer
 
@@ -76,7 +70,7 @@ def merged(producer, consumer, number: int):
     by `producer`: the consumer's other inputs, then the producer's."""
     consumer_inputs = list(consumer.operands)[:input_count(consumer)]
     producer_inputs = list(producer.operands)[:input_count(producer)]
-    consumer_maps, producer_maps = maps_of(consumer), maps_of(producer)
+    consumer_maps, producer_maps = indexing_maps(consumer), indexing_maps(producer)
     kept = [index for index in range(len(consumer_inputs)) if index != number]
     inputs = [consumer_inputs[index] for index in kept] + producer_inputs
     maps = [consumer_maps[index] for index in kept] + producer_maps[:-1] + [consumer_maps[-1]]

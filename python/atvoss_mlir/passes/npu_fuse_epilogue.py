@@ -25,17 +25,17 @@ at no cost on the vector unit.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from mlir import ir
 
-from mlir.dialects import arith, tensor
+from mlir.dialects import tensor
 
-from . import ModulePass, PassContext
-from ..frontend.builders import generic
+from . import ModulePass, PassContext, erase_if_unused, tensor_bytes
 from ..recipes import linalg_ops
-from ..recipes.problem import ACTIVATION_ATTR, RESIDUAL_START_ATTR, Unsupported, ins_outs
+from ..recipes.absorbed import residual_start
+from ..recipes.problem import (ACTIVATION_ATTR, RESIDUAL_START_ATTR, Unsupported,
+                               indexing_maps, ins_outs)
 from ..recipes.vector_body import ActivationStep, BinaryStep, Ref, body_program
 
 PRODUCERS = ("linalg.matmul", "linalg.batch_matmul", "linalg.conv_2d_nhwc_hwcf",
@@ -52,7 +52,7 @@ def activation_of(op):
     if not isinstance(inputs[0].type, ir.RankedTensorType):
         return None
     rank = ir.RankedTensorType(inputs[0].type).rank
-    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    maps = indexing_maps(op)
     if any(m != ir.AffineMap.get_identity(rank) for m in maps):
         return None
     try:
@@ -96,7 +96,7 @@ def residual_add(op):
                       (ir.F32Type, ir.F16Type, ir.BF16Type)):
         return None
     rank = ir.RankedTensorType(op.results[0].type).rank
-    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    maps = indexing_maps(op)
     if any(m != ir.AffineMap.get_identity(rank) for m in maps):
         return None
     try:
@@ -123,33 +123,17 @@ def start_from_residual(add, result, residual) -> None:
     bias = bias_start(producer)
     old_init = producer.operands[len(producer.operands) - 1]
     result_type = ir.RankedTensorType(result.type)
-    rank = result_type.rank
     with add.location, ir.InsertionPoint(add):
         empty = tensor.EmptyOp(result_type.shape, result_type.element_type).result
-        start = generic([residual, bias],
-                        [ir.AffineMap.get_identity(rank),
-                         ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(rank - 1)])],
-                        empty, ir.AffineMap.get_identity(rank), ["parallel"] * rank,
-                        lambda args: arith.AddFOp(args[0], args[1]).result)
+        start = residual_start(residual, bias, empty)
         start.owner.attributes[RESIDUAL_START_ATTR] = ir.UnitAttr.get()
     producer.operands[len(producer.operands) - 1] = start
     producer.move_before(add)
     add.results[0].replace_all_uses_with(result)
     add_init = add.operands[2]
     add.erase()
-    if isinstance(add_init, ir.OpResult) and not list(add_init.uses):
-        add_init.owner.erase()
-    broadcast = old_init.owner
-    empty_before = broadcast.operands[1]
-    broadcast.erase()
-    if isinstance(empty_before, ir.OpResult) and not list(empty_before.uses):
-        empty_before.owner.erase()
-
-
-def tensor_bytes(value: ir.Value) -> int:
-    tensor_type = ir.RankedTensorType(value.type)
-    bits = tensor_type.element_type.width
-    return math.prod(tensor_type.shape) * bits // 8
+    erase_if_unused(add_init)
+    erase_if_unused(old_init)
 
 
 @dataclass(frozen=True)

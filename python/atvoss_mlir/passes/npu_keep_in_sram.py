@@ -25,7 +25,6 @@ slice of a concatenation).
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 
 from mlir import ir
@@ -33,7 +32,7 @@ from mlir import ir
 from ..block_order import unchanged_blocks
 from ..diagnostics import location_label, source_position
 from ..dialects import npu
-from ..machine_model import element_bytes
+from ..machine_model import type_bytes
 from ..recipes import tiling_problem
 from ..recipes.problem import RESIDENT_ATTR, RESIDENT_VIEWS, Unsupported, root_buffer
 from . import ModulePass, PassContext, function_bodies
@@ -156,9 +155,8 @@ class Plan:
             op = op.operation
             if op.name != "memref.alloc" or op.results[0] not in problem_buffers:
                 continue
-            buffer_type = ir.MemRefType(op.results[0].type)
-            size = element_bytes(buffer_type.element_type)
-            if not buffer_type.has_static_shape or size is None:
+            size = type_bytes(ir.MemRefType(op.results[0].type))
+            if size is None:
                 continue
             other = self.other_use(op)
             if other is not None:
@@ -166,7 +164,7 @@ class Plan:
                 self.context.diagnostics.remark(
                     producer.location, f"'{producer.name}' output stays in DRAM: {other}")
                 continue
-            bytes_ = aligned(math.prod(buffer_type.shape) * size, self.target.sram_alignment)
+            bytes_ = aligned(size, self.target.sram_alignment)
             found.append(Candidate(op, bytes_, sorted(problem_buffers[op.results[0]])))
         return found
 

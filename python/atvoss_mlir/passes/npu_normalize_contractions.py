@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import linalg
 
-from ..recipes.problem import copy_npu_attributes
+from ..recipes.problem import copy_npu_attributes, indexing_maps
 from . import ModulePass, PassContext
 from .npu_convert_layout import result_of, transposed
 
@@ -78,7 +78,7 @@ def contraction(op) -> Contraction | None:
     if "indexing_maps" not in op.attributes or len(op.operands) != 3:
         return None
     lhs, rhs, init = op.operands
-    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    maps = indexing_maps(op)
     lhs_dims, rhs_dims, out_dims = (dims_of(m) for m in maps)
     if None in (lhs_dims, rhs_dims, out_dims):
         return None

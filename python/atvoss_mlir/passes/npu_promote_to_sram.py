@@ -32,6 +32,7 @@ from mlir.dialects import arith, linalg
 
 from ..dialects import npu
 from ..recipes import linalg_ops, tiling_problem
+from ..recipes.absorbed import residual_start
 from ..recipes.loops import flatten
 from ..recipes.problem import (ACTIVATION_ATTR, INIT_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR,
                                TilingProblem, Unsupported, Window, built_op, tile_nest_root)
@@ -191,8 +192,8 @@ class TileProgram(TileSpace):
         if first and "residual" in self.staged:
             # A residual add folded in: the op accumulates onto skip + bias,
             # one pass of the vector unit.
-            start_from(self.compute_view("residual", t, index),
-                       self.compute_view("bias", t, index), out)
+            residual_start(self.compute_view("residual", t, index),
+                           self.compute_view("bias", t, index), out)
             if self.accumulators:
                 linalg.copy(out, outs=[accumulator])
         elif first and "bias" in self.staged:
@@ -402,22 +403,6 @@ def op_stages(op, target) -> int:
     if STAGES_ATTR in op.attributes:
         return ir.IntegerAttr(op.attributes[STAGES_ATTR]).value
     return target.pipeline_stages
-
-
-def start_from(residual: ir.Value, bias: ir.Value, out: ir.Value) -> None:
-    """out = residual + bias broadcast over the last dim, on SRAM tiles."""
-    rank = ir.MemRefType(out.type).rank
-    identity = ir.AffineMap.get_identity(rank)
-    channel = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(rank - 1)])
-    parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
-    op = linalg.GenericOp([], [residual, bias], [out],
-                          ir.ArrayAttr.get([ir.AffineMapAttr.get(m)
-                                            for m in (identity, channel, identity)]),
-                          ir.ArrayAttr.get([parallel] * rank))
-    element = ir.MemRefType(out.type).element_type
-    block = op.regions[0].blocks.append(element, element, element)
-    with ir.InsertionPoint(block):
-        linalg.YieldOp([arith.AddFOp(block.arguments[0], block.arguments[1]).result])
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import tensor
 
+from ..recipes.problem import indexing_maps
 from . import ModulePass, PassContext, ops_where
 from .npu_convert_layout import transposed
 
@@ -102,7 +103,7 @@ class Candidate:
 
     def __init__(self, op):
         self.op = op
-        self.maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+        self.maps = indexing_maps(op)
         segments = list(ir.DenseI32ArrayAttr(op.attributes[INPUTS_SEGMENT]))
         self.input_count, output_count = segments
         self.permutation = None

@@ -7,8 +7,10 @@ operand) and are erased once the op is lowered."""
 from __future__ import annotations
 
 from mlir import ir
+from mlir.dialects import arith
 
 from .. import block_order
+from ..frontend.builders import generic
 from .problem import (RESIDENT_ATTR, RESIDUAL_START_ATTR, OperandTile, Tiled, TilingProblem, Unsupported,
                       constant_value, ins_outs, static_shape, tile_nest_root, type_name)
 
@@ -47,21 +49,27 @@ def fresh_buffer(value: ir.Value) -> bool:
         value.owner.name == "npu.alloc" and RESIDENT_ATTR in value.owner.attributes))
 
 
-def init_fill(op, output: ir.Value):
-    """The linalg.fill with a constant that initialises `output` before `op`.
-
-    Only a fill of a fresh buffer (`fresh_buffer`) that nothing else touches
-    between the fill and the op is folded.
-    """
+def writer_before(op, output: ir.Value, name: str):
+    """The `name` op that writes the fresh buffer `output` (`fresh_buffer`) right
+    before `op`, nothing else touching it in between; else None."""
     if not fresh_buffer(output):
         return None
     for previous in ops_before(op):
-        if previous.name == "linalg.fill" and ins_outs(previous)[1][0] == output:
-            value = constant_value(ins_outs(previous)[0][0])
-            return None if value is None else (previous, float(value))
+        if previous.name == name and ins_outs(previous)[1][0] == output:
+            return previous
         if touches(previous, output):
             return None
     return None
+
+
+def init_fill(op, output: ir.Value):
+    """(fill, value) when a linalg.fill with a constant initialises `output`
+    right before `op` (`writer_before`)."""
+    fill = writer_before(op, output, "linalg.fill")
+    if fill is None:
+        return None
+    value = constant_value(ins_outs(fill)[0][0])
+    return None if value is None else (fill, float(value))
 
 
 def padded_source(value: ir.Value, consumer):
@@ -110,40 +118,42 @@ def init_bias(op, output: ir.Value, channels: int):
     """(broadcast, bias) when a linalg.broadcast of a per-channel bias[C] (the
     output's last dim) fills the fresh `output` right before `op` (how the
     importer adds a conv or Gemm bias)."""
-    if not fresh_buffer(output):
+    broadcast = writer_before(op, output, "linalg.broadcast")
+    if broadcast is None:
         return None
-    for previous in ops_before(op):
-        if previous.name == "linalg.broadcast" and ins_outs(previous)[1][0] == output:
-            (bias,), _ = ins_outs(previous)
-            added = list(ir.DenseI64ArrayAttr(previous.attributes["dimensions"]))
-            rank = ir.MemRefType(output.type).rank
-            if added != list(range(rank - 1)) \
-                    or list(ir.MemRefType(bias.type).shape) != [channels] \
-                    or type_name(bias) != type_name(output):
-                return None
-            return previous, bias
-        if touches(previous, output):
-            return None
-    return None
+    (bias,), _ = ins_outs(broadcast)
+    added = list(ir.DenseI64ArrayAttr(broadcast.attributes["dimensions"]))
+    rank = ir.MemRefType(output.type).rank
+    if added != list(range(rank - 1)) or list(ir.MemRefType(bias.type).shape) != [channels] \
+            or type_name(bias) != type_name(output):
+        return None
+    return broadcast, bias
+
+
+def residual_start(residual: ir.Value, bias: ir.Value, init: ir.Value):
+    """residual + bias[C] (over the last dim) into `init`: where a conv or matmul
+    that accumulates onto a residual starts. npu-fuse-epilogue writes it on
+    tensors (marked RESIDUAL_START_ATTR, folded into the op here), the tile
+    program on the output tile of the op's first reduction step."""
+    rank = ir.ShapedType(init.type).rank
+    identity = ir.AffineMap.get_identity(rank)
+    channel = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(rank - 1)])
+    return generic([residual, bias], [identity, channel], init, identity, ["parallel"] * rank,
+                   lambda args: arith.AddFOp(args[0], args[1]).result)
 
 
 def init_residual(op, output: ir.Value, channels: int):
     """(generic, residual, bias) when the generic npu-fuse-epilogue writes for a
     residual add (skip + bias[C], marked RESIDUAL_START_ATTR) fills the fresh
     `output` right before `op`."""
-    if not fresh_buffer(output):
+    start = writer_before(op, output, "linalg.generic")
+    if start is None or RESIDUAL_START_ATTR not in start.attributes:
         return None
-    for previous in ops_before(op):
-        if previous.name == "linalg.generic" and RESIDUAL_START_ATTR in previous.attributes \
-                and ins_outs(previous)[1][0] == output:
-            (residual, bias), _ = ins_outs(previous)
-            if list(ir.MemRefType(bias.type).shape) != [channels] \
-                    or ir.MemRefType(residual.type).shape != ir.MemRefType(output.type).shape:
-                return None
-            return previous, residual, bias
-        if touches(previous, output):
-            return None
-    return None
+    (residual, bias), _ = ins_outs(start)
+    if list(ir.MemRefType(bias.type).shape) != [channels] \
+            or ir.MemRefType(residual.type).shape != ir.MemRefType(output.type).shape:
+        return None
+    return start, residual, bias
 
 
 def output_init_or_bias(problem: TilingProblem, channel_dim: int,

@@ -14,7 +14,7 @@ from ..dialects import npu
 from .absorbed import output_init_or_bias, window_input
 from .problem import (STRATEGY_ATTR, LoopDim, OperandTile, Recipe, Strided, Tiled, TilingProblem,
                       Whole, Window, built_op, copy_npu_attributes, element_bytes,
-                      with_fp32_accumulator, gemm_cycles, ints, ins_outs, optional_attr,
+                      with_fp32_accumulator, matrix_cycles, ints, ins_outs, optional_attr,
                       static_shape, type_name, vector_cycles)
 from .matmul import check_matrix_types
 from .sram_ops import (accumulation_start, dataflow_of, epilogue, in_sram, scratch, sram_buffer,
@@ -52,12 +52,16 @@ def conv_problem(op, target) -> TilingProblem:
                 OperandTile("output", out, (Tiled(0), Tiled(1), Tiled(2), Tiled(3)),
                             is_output=True)]
 
+    def gemm(t):   # output pixels x filters = (pixels x K) * (K x filters)
+        return t[0] * t[1] * t[2], t[3], kh * kw * t[4], int8
+
+    matrix = matrix_cycles(gemm, target)
+
     def cycles(t):
-        pixels = t[0] * t[1] * t[2]
-        matrix = gemm_cycles(pixels, t[3], kh * kw * t[4], target, int8)
-        if strategy == "im2col":
-            matrix += vector_cycles(pixels * kh * kw * t[4], target)
-        return matrix
+        if strategy != "im2col":
+            return matrix(t)
+        pixels, _, k, _ = gemm(t)   # and the columns built on the vector unit
+        return matrix(t) + vector_cycles(pixels * k, target)
 
     def temporaries(t):
         if strategy != "im2col":
@@ -66,8 +70,7 @@ def conv_problem(op, target) -> TilingProblem:
 
     problem = TilingProblem(op, CONV2D, dims, operands, cycles, temporaries,
                             {"strides": strides, "dilations": dilations, "kernel": (kh, kw),
-                             "strategy": strategy,
-                             "gemm": lambda t: (t[0] * t[1] * t[2], t[3], kh * kw * t[4], int8)})
+                             "strategy": strategy, "gemm": gemm})
     problem.absorbed_ops += absorbed
     return output_init_or_bias(with_fp32_accumulator(problem, target.pipeline_stages), 3,
                                fold_bias=target.fusion >= 1)

@@ -15,8 +15,8 @@ from mlir import ir
 
 from ..dialects import npu
 from .problem import (INIT_ATTR, VECTOR_TYPES, LoopDim, OperandTile, Recipe, Tiled, TilingProblem,
-                      Unsupported, Whole, element_bytes, ins_outs, is_reduction, static_shape,
-                      type_name, vector_cycles, vector_kind_cycles)
+                      Unsupported, Whole, element_bytes, indexing_maps, ins_outs, is_reduction,
+                      static_shape, type_name, vector_cycles, vector_kind_cycles)
 from .sram_ops import full_rank_view, in_sram, scratch, sram_buffer, view_sizes
 from .tile_ir import subview
 from .vector_body import (COMMUTATIVE, FLOAT_TYPES, SWAPPED, ActivationStep, BinaryStep,
@@ -62,6 +62,13 @@ def permutation_of(affine_map: ir.AffineMap) -> list[int] | None:
     return positions
 
 
+def loops_of(affine_map: ir.AffineMap) -> list[int] | None:
+    """The loop of each result of an identity or permutation map, else None."""
+    if affine_map == ir.AffineMap.get_identity(affine_map.n_dims):
+        return list(range(affine_map.n_dims))
+    return permutation_of(affine_map)
+
+
 def is_broadcast(affine_map: ir.AffineMap) -> bool:
     return affine_map != ir.AffineMap.get_identity(affine_map.n_dims) \
         and permutation_of(affine_map) is None
@@ -85,13 +92,11 @@ def elementwise_problem(op, target) -> TilingProblem:
         steps = [BinaryStep(NAMED_BINARY[op.name], Ref("in", 0), Ref("in", 1), Ref("tmp", 0))]
         maps = [ir.AffineMap.get_identity(rank)] * 2
     else:
-        all_maps = [ir.AffineMapAttr(m).value
-                    for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-        if all_maps[-1] != ir.AffineMap.get_identity(rank):
-            out_loops = permutation_of(all_maps[-1])
-            if out_loops is None:
-                raise Unsupported("a linalg.generic whose output map is neither the identity "
-                                  "nor a permutation")
+        all_maps = indexing_maps(op)
+        out_loops = loops_of(all_maps[-1])
+        if out_loops is None:
+            raise Unsupported("a linalg.generic whose output map is neither the identity "
+                              "nor a permutation")
         maps = all_maps[:-1]
         steps = body_program(op.regions[0].blocks[0], len(inputs))
     # The loops' sizes: the output's, in loop order.
@@ -218,12 +223,11 @@ class ElementwiseRecipe(Recipe):
                                 Ref("tmp", 0))]
         else:
             steps = body_program(operation.regions[0].blocks[0], len(operands) - 1)
-            maps = [ir.AffineMapAttr(m).value
-                    for m in ir.ArrayAttr(operation.attributes["indexing_maps"])]
+            maps = indexing_maps(operation)
             check_broadcasts(steps, {i for i, m in enumerate(maps[:-1]) if is_broadcast(m)})
         element_type = ir.MemRefType(out.type).element_type
         # The steps run on tiles in loop order; a permuted output is transposed last.
-        out_loops = permutation_of(maps[-1]) or list(range(rank))
+        out_loops = loops_of(maps[-1])
         out_shape = ir.MemRefType(sram_buffer(out).type).shape
         tile_shape = [out_shape[out_loops.index(d)] for d in range(rank)]
         with rewriter.ip, op.location:

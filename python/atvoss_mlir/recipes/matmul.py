@@ -12,7 +12,7 @@ from .absorbed import output_init, output_init_or_bias
 from .sram_ops import accumulation_start, dataflow_of, epilogue, in_sram, view_sizes
 from .tile_ir import subview
 from .problem import (ACCUMULATOR_TYPES, MATRIX_TYPES, LoopDim, OperandTile, Recipe, Tiled,
-                      TilingProblem, Unsupported, built_op, copy_npu_attributes, gemm_cycles,
+                      TilingProblem, Unsupported, built_op, copy_npu_attributes, matrix_cycles,
                       with_fp32_accumulator, ins_outs, static_shape, type_name)
 
 MATMUL_MAPS = ["affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d2, d1)>",
@@ -49,11 +49,11 @@ def matmul_problem(op, target) -> TilingProblem:
     operands = [OperandTile("lhs", lhs, (Tiled(0), Tiled(2))),
                 OperandTile("rhs", rhs, (Tiled(2), Tiled(1))),
                 OperandTile("output", out, (Tiled(0), Tiled(1)), is_output=True)]
+    def gemm(t):
+        return t[0], t[1], t[2], int8
     return output_init_or_bias(with_fp32_accumulator(TilingProblem(
-        op, MATMUL, dims, operands,
-        lambda t: gemm_cycles(t[0], t[1], t[2], target, int8),
-        details={"gemm": lambda t: (t[0], t[1], t[2], int8)}), target.pipeline_stages), 1,
-        fold_bias=target.fusion >= 1)
+        op, MATMUL, dims, operands, matrix_cycles(gemm, target), details={"gemm": gemm}),
+        target.pipeline_stages), 1, fold_bias=target.fusion >= 1)
 
 
 def batch_matmul_problem(op, target) -> TilingProblem:
@@ -70,10 +70,11 @@ def batch_matmul_problem(op, target) -> TilingProblem:
                 OperandTile("rhs", rhs, (Tiled(0), Tiled(3), Tiled(2)), dropped=(0,)),
                 OperandTile("output", out, (Tiled(0), Tiled(1), Tiled(2)), is_output=True,
                             dropped=(0,))]
+    def gemm(t):   # one batch per tile
+        return t[1], t[2], t[3], int8
     return output_init(with_fp32_accumulator(TilingProblem(
-        op, MATMUL, dims, operands,
-        lambda t: gemm_cycles(t[1], t[2], t[3], target, int8),
-        details={"gemm": lambda t: (t[1], t[2], t[3], int8)}), target.pipeline_stages))
+        op, MATMUL, dims, operands, matrix_cycles(gemm, target), details={"gemm": gemm}),
+        target.pipeline_stages))
 
 
 def drop_batch(view: ir.Value) -> ir.Value:

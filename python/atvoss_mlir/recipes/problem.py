@@ -191,6 +191,16 @@ class Unsupported(Exception):
     """The NPU cannot run this op; the message says why."""
 
 
+def matrix_cycles(gemm, target):
+    """A matrix-unit op's cycles per tile from its GEMM shape per tile,
+    `gemm(tiles)` = (M, N, K, int8): also `details["gemm"]`, from which npu-tile
+    chooses the op's dataflow."""
+    def cycles(tiles):
+        m, n, k, int8 = gemm(tiles)
+        return gemm_cycles(m, n, k, target, int8)
+    return cycles
+
+
 def with_fp32_accumulator(problem: TilingProblem, stages: int) -> TilingProblem:
     """Count the fp32 SRAM accumulator an fp16/bf16 output needs when the
     reduction is split into several tiles (one per output buffer)."""
@@ -344,6 +354,16 @@ def ins_outs(op) -> tuple[list, list]:
         operands = list(op.operands)
         inputs, outputs = operands[:-1], operands[-1:]
     return [untiled(v) for v in inputs], [untiled(v) for v in outputs]
+
+
+def indexing_maps(op) -> list[ir.AffineMap]:
+    """A structured op's indexing maps (inputs, then outputs)."""
+    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+
+
+def input_count(op) -> int:
+    """How many of a linalg.generic's operands are inputs (the rest are outputs)."""
+    return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))[0]
 
 
 def tile_nest_root(op):

@@ -14,8 +14,8 @@ from mlir import ir
 from ..dialects import npu
 from .absorbed import output_init
 from .problem import (VECTOR_TYPES, LoopDim, OperandTile, Recipe, Tiled, TilingProblem,
-                      Unsupported, ins_outs, is_reduction, static_shape, type_name,
-                      vector_cycles)
+                      Unsupported, indexing_maps, ins_outs, is_reduction, static_shape,
+                      type_name, vector_cycles)
 from .sram_ops import fill_constant, in_sram, initial_value
 
 COMBINERS = {"arith.addf": "sum", "arith.addi": "sum",
@@ -60,7 +60,7 @@ def reduced_dims(op) -> list[int]:
         return sorted(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
     iterators = [str(kind) for kind in ir.ArrayAttr(op.attributes["iterator_types"])]
     reduced = [d for d, kind in enumerate(iterators) if "reduction" in kind]
-    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    maps = indexing_maps(op)
     rank = len(iterators)
     if len(maps) != 2 or maps[0] != ir.AffineMap.get_identity(rank):
         raise Unsupported("a reduction whose input is not indexed by the identity map")
