@@ -60,6 +60,13 @@ def tensor_bytes(value: ir.Value) -> int | None:
     return type_bytes(ir.RankedTensorType(value.type))
 
 
+def left_to_buffer_plan(value: ir.Value, target: NpuTarget) -> bool:
+    """Whether a tensor between two ops is small enough (at most a quarter of the
+    SRAM) that fusing them is left to the buffer plan (npu-keep-in-sram), which
+    keeps such a tensor in SRAM between them when it fits, at no vector cost."""
+    return 4 * tensor_bytes(value) <= target.max_sram_bytes
+
+
 def erase_if_unused(value: ir.Value) -> None:
     """Erase the op making an init tensor nothing reads any more (an empty, or a
     fill or broadcast of one), then what it wrote into."""

@@ -21,7 +21,7 @@ from mlir.dialects import linalg
 
 from ..recipes.problem import Unsupported, indexing_maps, input_count
 from ..recipes.vector_body import body_program
-from . import ModulePass, PassContext, ops_where, tensor_bytes
+from . import ModulePass, PassContext, left_to_buffer_plan, ops_where, tensor_bytes
 from .npu_fold_transposes import elementwise
 
 
@@ -122,7 +122,7 @@ class NpuFuseElementwise(ModulePass):
             if producer is None:
                 continue
             size = tensor_bytes(producer.results[0])
-            if 4 * size <= context.target.max_sram_bytes:
+            if left_to_buffer_plan(producer.results[0], context.target):
                 context.diagnostics.remark(
                     consumer.location, f"elementwise producer not merged: its {size} B result "
                                        f"is left to the buffer plan (at most a quarter of the "

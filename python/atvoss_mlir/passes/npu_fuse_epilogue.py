@@ -31,7 +31,7 @@ from mlir import ir
 
 from mlir.dialects import tensor
 
-from . import ModulePass, PassContext, erase_if_unused, tensor_bytes
+from . import ModulePass, PassContext, erase_if_unused, left_to_buffer_plan, tensor_bytes
 from ..recipes import linalg_ops
 from ..recipes.absorbed import residual_start
 from ..recipes.problem import (ACTIVATION_ATTR, RESIDUAL_START_ATTR, Unsupported,
@@ -152,7 +152,7 @@ class NpuFuseEpilogue(ModulePass):
                         continue
                     result, residual = found
                     producer = result.owner
-                    if 4 * tensor_bytes(result) <= context.target.max_sram_bytes:
+                    if left_to_buffer_plan(result, context.target):
                         context.diagnostics.remark(
                             op.location, f"residual add not folded into '{producer.name}': "
                                          f"its {tensor_bytes(result)} B result is left to the "
