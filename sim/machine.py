@@ -62,7 +62,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from atvoss_mlir.diagnostics import error_at, source_position
+from atvoss_mlir.diagnostics import error_at, location_label, source_position
 from atvoss_mlir.machine_model import SharedDram, first_fit
 
 import numpy as np
@@ -74,14 +74,17 @@ class OpInfo:
     """Static facts about one op, made once when its region is translated,
     plus the statistics aggregated over its executions."""
 
-    __slots__ = ("name", "location", "loc", "count", "cycles", "macs", "dram_read",
-                 "dram_write", "engine")
+    __slots__ = ("name", "location", "loc", "node", "count", "cycles", "macs", "dram_read",
+                 "dram_write", "engine", "moved_bytes")
 
     def __init__(self, name: str, location, default_file: str = "-"):
         self.name = name
         self.location = location
         position = source_position(location, default_file)
         self.loc = str(position) if position else "unknown"
+        # The model node the op comes from (its name location); else its position.
+        self.node = location_label(location) or self.loc
+        self.moved_bytes = 0  # bytes an npu.transpose rearranged (layout transforms)
         self.count = self.cycles = self.macs = self.dram_read = self.dram_write = 0
         self.engine = None
 
@@ -121,11 +124,17 @@ class Access(tuple):
 
 @dataclass
 class TraceEvent:
+    """One op on its engine. A DMA spends [start, setup_end) in its setup,
+    [setup_end, transfer_start) waiting for DRAM held by other channels and
+    [transfer_start, finish) transferring; other ops compute from start to finish."""
     engine: str
     name: str
     loc: str
     start: int
     finish: int
+    node: str = ""
+    setup_end: int = 0
+    transfer_start: int = 0
 
 
 @dataclass
@@ -263,7 +272,7 @@ class Machine:
                             raise info.error(self._compute_conflict(a, write, key, low, high,
                                                                     start))
                         start = a[5]  # compute units scoreboard each other
-        finish = start + cycles
+        finish = setup_end = transfer_start = start + cycles
         if transfer:
             transfer_start = self.dram.book(finish, transfer, self.issue_time)
             self.dram_wait_cycles += transfer_start - finish
@@ -292,7 +301,9 @@ class Machine:
             info.dram_write += dram_write
             self.dram_write_bytes += dram_write
         if self.trace is not None:
-            self.trace.append(TraceEvent(engine, info.name, info.loc, start, finish))
+            self.trace.append(TraceEvent(engine, info.name, info.loc, start, finish, info.node,
+                                         setup_end if dma else start,
+                                         transfer_start if dma else start))
         return result_token if dma else finish
 
     @staticmethod

@@ -187,6 +187,7 @@ def npu_transpose(t, op, info):
             raise shape_error(info, f"output is not the input permuted by {list(permutation)}",
                               input=x, output=out)
         machine.run(info, "vector", machine_model.vector_cycles(out.size, target), [x], [out])
+        info.moved_bytes += out.size * out.dtype.itemsize
         if t.numerics:
             out.array()[...] = np.transpose(x.array(), permutation)
     return run

@@ -9,8 +9,10 @@ JSON contract (version 1; keys are stable):
   sram_peak_bytes, sram_capacity_bytes, sram_occupancy ([cycle, live bytes] steps),
   dram_wait_cycles (cycles DMAs waited for DRAM that other channels' transfers held),
   engines: {name: {busy_cycles, utilization}} for matrix, vector, dma0.., fallback,
-  ops: [{op, loc, engine, count, cycles, macs, dram_read_bytes, dram_write_bytes}]
-       aggregated per source location ("file:line:col"), in order of first issue,
+  ops: [{op, loc, node, engine, count, cycles, macs, dram_read_bytes, dram_write_bytes,
+        transposed_bytes}] aggregated per source location ("file:line:col"), in order
+       of first issue; node: the model node (name location) of the op, else its loc;
+       transposed_bytes: bytes rearranged by npu.transpose (layout transforms),
   numerics: [{op, loc, kind, dtype, count}]: results that overflowed to inf/nan from
        finite inputs, nonzero results flushed to zero, int8 requantisation
        saturation (numeric_safety.py); empty in timing-only runs.
@@ -36,13 +38,15 @@ def build_report(machine, *, entry: str, total_cycles: int, compulsory_dram_byte
     ops: dict[tuple, dict] = {}  # ops sharing a source location are one entry
     for info in machine.ops.values():
         stats = ops.setdefault((info.name, info.loc), {
-            "op": info.name, "loc": info.loc, "engine": info.engine, "count": 0, "cycles": 0,
-            "macs": 0, "dram_read_bytes": 0, "dram_write_bytes": 0})
+            "op": info.name, "loc": info.loc, "node": info.node, "engine": info.engine,
+            "count": 0, "cycles": 0, "macs": 0, "dram_read_bytes": 0, "dram_write_bytes": 0,
+            "transposed_bytes": 0})
         stats["count"] += info.count
         stats["cycles"] += info.cycles
         stats["macs"] += info.macs
         stats["dram_read_bytes"] += info.dram_read
         stats["dram_write_bytes"] += info.dram_write
+        stats["transposed_bytes"] += info.moved_bytes
     return {
         "version": REPORT_VERSION,
         "entry": entry,

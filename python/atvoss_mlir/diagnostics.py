@@ -76,6 +76,8 @@ class Diagnostic:
     notes: list["Diagnostic"] = field(default_factory=list)
     # A position that is not an IR location (the pass pipeline, the target string).
     position: SourcePosition | None = None
+    # Figures behind a remark, for tools ("estimated_cycles" of a tiled op).
+    facts: dict = field(default_factory=dict)
 
     def resolved_position(self, default_file: str = "-") -> SourcePosition | None:
         return self.position or source_position(self.location, default_file)

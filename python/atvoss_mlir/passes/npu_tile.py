@@ -227,5 +227,6 @@ class NpuTile(ModulePass):
                 relaxed = f"; fits only with {relaxed}" if relaxed else ""
                 dataflow = f"; dataflow {dataflow}" if dataflow is not None else ""
                 diagnostics.remark(op.location, f"'{op.name}': {describe(problem, schedule)}"
-                                                f"{relaxed}{dataflow}")
+                                                f"{relaxed}{dataflow}"
+                                   ).facts["estimated_cycles"] = int(schedule.cycles)
                 tile_with_loops(op, *loop_tiles(problem, schedule))

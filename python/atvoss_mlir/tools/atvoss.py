@@ -4,6 +4,7 @@
     atvoss compile model.onnx --target='npu ...' -o model.mlirbc
                                                       -> npu program (bytecode; .mlir: text)
     atvoss run model.onnx --check --report table      compile, simulate, compare
+    atvoss profile model.onnx --html report.html      where the cycles and bytes go, and why
 
 Errors are `file:line:col: error: ...` lines with exit status 1.
 """
@@ -87,6 +88,24 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--timing-only", action="store_true", help="skip numerics")
         sub.add_argument("--trace", help="write a Chrome trace (Perfetto) here")
         sub.add_argument("--report", choices=("json", "table"), default="table")
+
+    profile = commands.add_parser(
+        "profile", help="per model node: cycles, bytes, bound, advice; HTML report; compare")
+    profile.add_argument("model", nargs="?",
+                         help=".onnx or .mlir model, or a compiled program (.mlir, .mlirbc)")
+    profile.add_argument("--target", default=None, help="'npu -name=value ...'")
+    profile.add_argument("--html", help="write a self-contained HTML report here")
+    profile.add_argument("--json", action="store_true",
+                         help="print the simulator's report with per-node entries as JSON")
+    profile.add_argument("--trace", help="write a Chrome trace (Perfetto) here")
+    profile.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                         help="two targets ('npu ...') for the model, or two programs")
+    profile.add_argument("--all", action="store_true", help="every node (default: top 20)")
+    profile.add_argument("--expand", action="store_true",
+                         help="each node's npu ops and the compiler's remarks")
+    profile.add_argument("--no-advice", action="store_true",
+                         help="skip the advice (it compiles the model again per option tried)")
+    profile.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     return parser
 
 
@@ -245,6 +264,57 @@ def _run(args, progress: Progress) -> int:
     return status
 
 
+def _parse_target_option(text: str | None, where: str = "<target>:1:1"):
+    try:
+        return parse_target(text)
+    except TargetError as error:
+        raise CommandLineError(f"invalid --target '{text}': {error}", where) from None
+
+
+def _profile(args, progress: Progress) -> int:
+    from ..analysis.collect import profile_file
+    from ..analysis.terminal import format_compare, format_profile
+    if args.compare:
+        from ..analysis.compare import check_same_graph, compare_profiles
+        first, second = args.compare
+        if first.startswith("npu") and second.startswith("npu"):
+            if not args.model:
+                raise CommandLineError("--compare of two targets needs the model to compile")
+            sides = [(first, args.model, _parse_target_option(first)),
+                     (second, args.model, _parse_target_option(second))]
+        elif not first.startswith("npu") and not second.startswith("npu"):
+            if args.model:
+                raise CommandLineError("--compare of two programs takes no other model")
+            target = _parse_target_option(args.target) if args.target else None
+            sides = [(first, first, target), (second, second, target)]
+        else:
+            raise CommandLineError("--compare takes two targets ('npu ...') or two files")
+        profiled = [profile_file(path, target, with_advice=False, progress=progress.stage)
+                    for _, path, target in sides]
+        labels = [label for label, _, _ in sides]
+        check_same_graph(*profiled, labels)
+        comparison = compare_profiles(profiled[0].profile, profiled[1].profile, labels)
+        _write("-", json.dumps(comparison, indent=2) if args.json
+               else format_compare(comparison))
+        return 0
+    if not args.model:
+        raise CommandLineError("profile needs a model or a program (or --compare A B)")
+    target = _parse_target_option(args.target) if args.target else None
+    profiled = profile_file(args.model, target, with_advice=not args.no_advice,
+                            progress=progress.stage)
+    profile = profiled.profile
+    if args.trace:
+        _write(args.trace, json.dumps(profiled.result.chrome_trace()))
+    if args.html:
+        from ..analysis.html_report import render_html
+        _write(args.html, render_html(profile))
+    if args.json:
+        _write("-", json.dumps(profile, indent=2, sort_keys=True))
+    else:
+        _write("-", format_profile(profile, expand=args.expand, limit=None if args.all else 20))
+    return 0
+
+
 def run(argv: list[str]) -> int:
     args = _parser().parse_args(normalize_argv(argv))
     if args.command == "import":
@@ -253,6 +323,8 @@ def run(argv: list[str]) -> int:
                       debug_info=args.debug_info)
         return 0
     progress = Progress(args.quiet)
+    if args.command == "profile":
+        return _profile(args, progress)
     if args.command == "compile":
         compiled = _compile(args, progress)
         progress.stage("write", lambda: write_program(compiled.module, args.output, args.emit))

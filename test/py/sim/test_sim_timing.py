@@ -12,8 +12,8 @@ from sim_programs import single_tile, streamed_matmul, tiled_matmul
 REPORT_KEYS = {"version", "total_cycles", "macs", "roofline_cycles", "roofline_ratio",
                "dram_read_bytes", "dram_write_bytes", "compulsory_dram_bytes",
                "sram_peak_bytes", "engines", "ops"}
-OP_KEYS = {"op", "loc", "engine", "count", "cycles", "macs", "dram_read_bytes",
-           "dram_write_bytes"}
+OP_KEYS = {"op", "loc", "node", "engine", "count", "cycles", "macs", "dram_read_bytes",
+           "dram_write_bytes", "transposed_bytes"}
 
 
 def scalesim_fold_sum(rows, cols, streamed, array=32, row_weight=2):

@@ -1,0 +1,1 @@
+"""Analysis of compiled programs: the profile of `atvoss profile`."""
