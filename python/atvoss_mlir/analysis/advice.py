@@ -110,6 +110,16 @@ def advise(profile: dict, target: NpuTarget, estimate=None, base_estimates=None)
             cache[knob] = estimate(with_option(target, knob)) if estimate else {}
         return cache[knob]
 
+    def model_cycles(knob) -> int | None:
+        """The whole model under the option: every node scaled as above (the
+        option is global), nodes without estimates as they are."""
+        after, before = estimates_for(knob), base_estimates or {}
+        if not after:
+            return None
+        return sum(round(n["cycles"] * after[n["node"]] / before[n["node"]])
+                   if before.get(n["node"]) and n["node"] in after else n["cycles"]
+                   for n in profile["nodes"])
+
     for node in profile["nodes"]:
         advice = []
         for knob, why in wanted[node["node"]]:
@@ -119,26 +129,34 @@ def advise(profile: dict, target: NpuTarget, estimate=None, base_estimates=None)
                          if before and after is not None else None)
             if predicted is not None and node["cycles"] - predicted < MIN_SAVING * node["cycles"]:
                 continue  # the cost model expects nothing of it
+            model = model_cycles(knob) if predicted is not None else None
             advice.append({"knob": knob, "why": why, "estimated_cycles": predicted,
-                           "text": _text(knob, why, node["cycles"], predicted)})
+                           "model_estimated_cycles": model,
+                           "text": _text(knob, why, node["cycles"], predicted, model,
+                                         profile["total_cycles"])})
         advice.sort(key=lambda a: a["estimated_cycles"] if a["estimated_cycles"] is not None
                     else node["cycles"])
         if node["bound"] == "fallback":
             advice.append({"knob": None, "why": "", "estimated_cycles": None,
-                           "text": _fallback_text(node)})
+                           "model_estimated_cycles": None, "text": _fallback_text(node)})
         elif not advice and wanted[node["node"]]:
             tried = ", ".join(knob for knob, _ in wanted[node["node"]])
             advice.append({"knob": None, "why": "", "estimated_cycles": None,
+                           "model_estimated_cycles": None,
                            "text": f"{node['bound']}-bound; the cost model expects less than "
                                    f"{MIN_SAVING:.0%} from {tried}"})
         node["advice"] = advice[:2]
 
 
-def _text(knob: str, why: str, cycles: int, predicted: int | None) -> str:
+def _text(knob: str, why: str, cycles: int, predicted: int | None, model: int | None,
+          total: int) -> str:
     if predicted is None:
         return f"{knob}: {why} (no estimate: the cost model has none for this node)"
-    return (f"{knob}: {why}; the cost model expects {predicted:,} cycles instead of "
+    text = (f"{knob}: {why}; the cost model expects {predicted:,} cycles instead of "
             f"{cycles:,} ({(cycles - predicted) / cycles:.0%} fewer)")
+    if model is not None and total:
+        text += f", the whole model {(model - total) / total:+.1%}"
+    return text
 
 
 def _fallback_text(node: dict) -> str:

@@ -39,6 +39,7 @@ _BOUND_COLORS = {
     "pipeline": "#9467bd",
     "fallback": "#d62728",
     "idle": "#7f7f7f",
+    "hidden": "#c7c7c7",
 }
 _OTHER_COLOR = "#17becf"
 # tab20's strong colours, then its light ones: neighbours in the list differ in hue.

@@ -9,7 +9,8 @@ keys added:
            dram_write_bytes, bytes_per_mac, sram_peak_bytes, transform_bytes,
            roofline_cycles, lost_cycles, time: {state: cycles}, dma_setup_cycles,
            dma_transfer_cycles (channel cycles of its DMAs), bound,
-           advice: [{knob, text, estimated_cycles}], remarks: [text], ops: [...]}]
+           advice: [{knob, why, text, estimated_cycles, model_estimated_cycles}],
+           remarks: [text], ops: [...]}]
          in program order; the nodes' cycles sum to total_cycles (timeline.py),
   top_nodes: the five nodes that lose the most cycles against their roofline,
   segments: {engine: [[start, finish, node], ...]} busy intervals for pictures.
@@ -24,7 +25,7 @@ from ..diagnostics import location_label
 from ..machine_model import peak_macs_per_cycle
 from .timeline import attribute, engine_segments
 
-BOUNDS = ("compute", "dma-bandwidth", "dma-setup", "pipeline", "fallback", "idle")
+BOUNDS = ("compute", "dma-bandwidth", "dma-setup", "pipeline", "fallback", "idle", "hidden")
 
 # A node is pipeline-bound when both its compute and its DMA take at least this
 # share of its cycles and less than half of the smaller one overlaps the other.
@@ -36,6 +37,8 @@ def bound_of(time: dict, cycles: int, dma_setup: int = 0, dma_transfer: int = 0)
     (timeline.STATES): which engine was busy while the others waited. A
     DMA-bound node is setup-bound when its DMAs spend more channel cycles in
     their setup than moving data (`dma_setup`, `dma_transfer`)."""
+    if not cycles:
+        return "hidden"  # its ops ran entirely while earlier nodes' ops were running
     compute = time["compute"] + time["overlap"]
     dma = time["dma_transfer"] + time["dma_setup"] + time["overlap"]
     if time["fallback"] * 2 >= cycles and time["fallback"]:

@@ -292,3 +292,52 @@ def test_bad_target_and_missing_model_are_errors(tmp_path):
                  "pipeline-stages")
     expect_error(atvoss("profile", str(tmp_path / "none.onnx"), "-q"), "none.onnx")
     expect_error(atvoss("profile", "--compare", "npu", "npu -fusion=1", "-q"), "model")
+
+
+# ---------------------------------------------------------------------------
+# The attribution rule and the bounds on hand-made timelines
+# ---------------------------------------------------------------------------
+
+def event(engine, node, start, finish, setup_end=None):
+    from atvoss_mlir.sim.machine import TraceEvent
+    setup_end = start if setup_end is None else setup_end
+    return TraceEvent(engine, "op", "-", start, finish, node, setup_end, setup_end)
+
+
+def test_each_cycle_goes_to_the_earliest_node_running():
+    from atvoss_mlir.analysis.timeline import attribute
+    events = [event("matrix", "a", 0, 100),
+              event("dma0", "b", 50, 150, setup_end=100),   # b's load hidden under a's compute
+              event("vector", "c", 120, 130),                # c runs under b: hidden
+              event("dma1", "d", 200, 260, setup_end=260)]  # after a gap the sequencer waited
+    nodes = attribute(events, 300, [[0, 0], [10, 64], [140, 32], [210, 128]])
+    assert {name: node.cycles for name, node in nodes.items()} == \
+        {"a": 100, "b": 50, "c": 0, "d": 150}
+    assert nodes["a"].states["compute"] == 100
+    assert nodes["b"].states["dma_transfer"] == 50
+    # d: the 50-cycle gap before it, its 60 setup cycles, then the 40-cycle tail.
+    assert nodes["d"].states == {"compute": 0, "overlap": 0, "dma_transfer": 0,
+                                 "dma_setup": 60, "fallback": 0, "idle": 90}
+    assert (nodes["b"].dma_setup_cycles, nodes["b"].dma_transfer_cycles) == (50, 50)
+    assert nodes["a"].sram_peak_bytes == 64 and nodes["b"].sram_peak_bytes == 64
+    assert nodes["d"].sram_peak_bytes == 128
+
+
+@pytest.mark.parametrize("time, setup, transfer, bound", [
+    ({"compute": 90, "overlap": 0, "dma_transfer": 10, "dma_setup": 0}, 0, 10, "compute"),
+    ({"compute": 10, "overlap": 30, "dma_transfer": 60, "dma_setup": 0}, 5, 95, "dma-bandwidth"),
+    ({"compute": 10, "overlap": 30, "dma_transfer": 10, "dma_setup": 50}, 90, 40, "dma-setup"),
+    ({"compute": 50, "overlap": 0, "dma_transfer": 50, "dma_setup": 0}, 10, 50, "pipeline"),
+    ({"compute": 0, "overlap": 0, "dma_transfer": 0, "dma_setup": 0}, 0, 0, "hidden"),
+])
+def test_bound_of_engine_states(time, setup, transfer, bound):
+    from atvoss_mlir.analysis.profile import bound_of
+    time = dict(time, fallback=0, idle=0)
+    assert bound_of(time, sum(time.values()), setup, transfer) == bound
+
+
+def test_fallback_bound():
+    from atvoss_mlir.analysis.profile import bound_of
+    time = {"compute": 10, "overlap": 0, "dma_transfer": 30, "dma_setup": 0, "fallback": 60,
+            "idle": 0}
+    assert bound_of(time, 100, 0, 30) == "fallback"
