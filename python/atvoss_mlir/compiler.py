@@ -172,12 +172,19 @@ def _entry_function(module: ir.Module):
                                       module.operation.location)])
 
 
-def compile(model, target: str | NpuTarget | None = None) -> CompiledModel:  # noqa: A001
+def compile(model, target: str | NpuTarget | None = None,  # noqa: A001
+            tuning_db: str | None = None) -> CompiledModel:
     """Compile `model` (ONNX ModelProto or path, MLIR text or path, or an
-    ir.Module) for `target`; raises DiagnosticError with located diagnostics."""
+    ir.Module) for `target`; raises DiagnosticError with located diagnostics.
+    With `tuning_db` (a path written by `atvoss tune`), each op whose signature
+    has a record for this target takes its best measured schedule."""
     target = target if isinstance(target, NpuTarget) else parse_target(target)
     context = make_context()
     pass_context = PassContext(target=target)
+    if tuning_db is not None:
+        from .tuning.database import TuningDatabase, tuned_lookup
+        pass_context.tuned_schedule = tuned_lookup(TuningDatabase(tuning_db, create=False),
+                                                   target)
     loaded = load_module(model, context, pass_context.diagnostics, target.fusion)
     module = loaded.module
     run_pipeline(module, named_pipeline(PIPELINE), pass_context)

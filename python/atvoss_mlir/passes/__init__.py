@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 from mlir import ir
 
@@ -91,6 +91,9 @@ class PassContext:
     diagnostics: DiagnosticEngine = field(default_factory=DiagnosticEngine)
     # Tracebacks of exceptions a pass raised, for --debug output.
     internal_errors: list[str] = field(default_factory=list)
+    # problem -> a tuned schedule (tuning.database.TunedSchedule) or None:
+    # npu-tile takes it instead of searching.
+    tuned_schedule: Callable | None = None
 
 
 @dataclass(frozen=True)

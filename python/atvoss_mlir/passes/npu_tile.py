@@ -196,8 +196,22 @@ class NpuTile(ModulePass):
                     diagnostics.error(op.location, "tile sizes must be positive")
                     continue
                 relaxed, op_stages = "", stages
+                tuned = context.tuned_schedule(problem) if context.tuned_schedule else None
+                if tuned is not None and not tuned.fits(problem, target):
+                    diagnostics.remark(op.location, f"'{op.name}': the tuned schedule does not "
+                                                    f"fit the SRAM left here; searching")
+                    tuned = None
+                if tuned is not None:
+                    tuned.write(op)
                 if TILE_SIZES_ATTR in op.attributes or LOOP_ORDER_ATTR in op.attributes:
-                    schedule, smallest = given_schedule(op, problem, target, stages)
+                    # A schedule given on the op (or tuned) may name its stages and dataflow.
+                    if STAGES_ATTR in op.attributes:
+                        op_stages = ir.IntegerAttr(op.attributes[STAGES_ATTR]).value
+                    if DATAFLOW_ATTR in op.attributes:
+                        flow = ir.StringAttr(op.attributes[DATAFLOW_ATTR]).value
+                        target = dataclasses.replace(target, dataflow=flow)
+                        problem = tiling_problem(op, target)
+                    schedule, smallest = given_schedule(op, problem, target, op_stages)
                     if schedule is None and smallest is None:
                         diagnostics.error(op.location, f"'{op.name}' has malformed "
                                                        f"{TILE_SIZES_ATTR}/{LOOP_ORDER_ATTR}")
@@ -226,7 +240,12 @@ class NpuTile(ModulePass):
                         op.attributes[DATAFLOW_ATTR] = ir.StringAttr.get(dataflow)
                 relaxed = f"; fits only with {relaxed}" if relaxed else ""
                 dataflow = f"; dataflow {dataflow}" if dataflow is not None else ""
-                diagnostics.remark(op.location, f"'{op.name}': {describe(problem, schedule)}"
-                                                f"{relaxed}{dataflow}"
-                                   ).facts["estimated_cycles"] = int(schedule.cycles)
+                origin = f"; tuned: {tuned.describe()}" if tuned is not None else \
+                    "; schedule from the heuristic (no tuned record)" \
+                    if context.tuned_schedule else ""
+                remark = diagnostics.remark(op.location, f"'{op.name}': "
+                                            f"{describe(problem, schedule)}{relaxed}{dataflow}"
+                                            f"{origin}")
+                remark.facts["estimated_cycles"] = int(schedule.cycles)
+                remark.facts["schedule"] = "tuned" if tuned is not None else "heuristic"
                 tile_with_loops(op, *loop_tiles(problem, schedule))

@@ -45,7 +45,8 @@ from .. import machine_model
 from ..target import NpuTarget
 
 # Attributes the search writes; they do not take part in an op's signature.
-SEARCH_ATTRIBUTES = ("npu.tile_sizes", "npu.loop_order", "npu.pipeline_stages")
+SEARCH_ATTRIBUTES = ("npu.tile_sizes", "npu.loop_order", "npu.pipeline_stages",
+                     "npu.dataflow")
 
 
 def _dma_cycles():
@@ -324,6 +325,23 @@ def choose_schedule(problem, target: NpuTarget, stages: int, explicit: list[int]
     """(best Schedule or None, smallest working set seen)."""
     orders = loop_orders(problem)
     space = Space(problem, tile_grid(problem, target, orders, explicit))
+    sizes, cycles = evaluate_space(problem, space, orders, target, stages)
+    smallest = int(sizes.min())
+    fits = np.flatnonzero(sizes <= target.max_sram_bytes)
+    if fits.size == 0:
+        return None, smallest
+    tuple_of = fits // len(orders)
+    key_iterations = space.iterations[tuple_of]
+    key_sum = -space.tiles.sum(axis=1)[tuple_of]
+    best = fits[np.lexsort((fits, key_sum, key_iterations, cycles[fits]))[0]]
+    tiles = tuple(int(t) for t in space.tiles[best // len(orders)])
+    return Schedule(tiles, orders[best % len(orders)], int(cycles[best]), int(sizes[best])), \
+        smallest
+
+
+def evaluate_space(problem, space: "Space", orders, target: NpuTarget, stages: int):
+    """(working sets, estimated cycles) of every schedule of the space, tile
+    tuples outside and loop orders inside, as flat arrays."""
     alignment = target.sram_alignment
     compute = space.per_tuple(problem.compute_cycles)
     temporaries = aligned(space.per_tuple(problem.temporary_bytes).astype(np.int64), alignment)
@@ -348,19 +366,7 @@ def choose_schedule(problem, target: NpuTarget, stages: int, explicit: list[int]
         cycles.append(program_cycles(problem, stages, iterations, compute,
                                      transfers).astype(np.int64))
     # Flattened as the loop nest visits them: tile tuples outside, orders inside.
-    sizes = np.stack(sizes, axis=1).ravel()
-    cycles = np.stack(cycles, axis=1).ravel()
-    smallest = int(sizes.min())
-    fits = np.flatnonzero(sizes <= target.max_sram_bytes)
-    if fits.size == 0:
-        return None, smallest
-    tuple_of = fits // len(orders)
-    key_iterations = space.iterations[tuple_of]
-    key_sum = -space.tiles.sum(axis=1)[tuple_of]
-    best = fits[np.lexsort((fits, key_sum, key_iterations, cycles[fits]))[0]]
-    tiles = tuple(int(t) for t in space.tiles[best // len(orders)])
-    return Schedule(tiles, orders[best % len(orders)], int(cycles[best]), int(sizes[best])), \
-        smallest
+    return np.stack(sizes, axis=1).ravel(), np.stack(cycles, axis=1).ravel()
 
 
 def describe(problem, schedule: Schedule) -> str:

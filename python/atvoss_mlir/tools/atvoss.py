@@ -5,6 +5,8 @@
                                                       -> npu program (bytecode; .mlir: text)
     atvoss run model.onnx --check --report table      compile, simulate, compare
     atvoss profile model.onnx --html report.html      where the cycles and bytes go, and why
+    atvoss tune model.onnx --strategy coordinate      search schedules on the simulator; compile
+                                                      and run then take the tuned ones
 
 Errors are `file:line:col: error: ...` lines with exit status 1.
 """
@@ -73,6 +75,8 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--explain", action="store_true",
                          help="print the compiler's decisions grouped by model node")
         sub.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+        sub.add_argument("--db", help="tuning database to take tuned schedules from "
+                                      "(default: the user's, when it exists)")
         if name == "compile":
             sub.add_argument("-o", dest="output", default="-",
                              help="output file: .mlirbc writes bytecode, else text")
@@ -106,6 +110,23 @@ def _parser() -> argparse.ArgumentParser:
     profile.add_argument("--no-advice", action="store_true",
                          help="skip the advice (it compiles the model again per option tried)")
     profile.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+
+    tune = commands.add_parser("tune", help="search each op's schedule on the simulator and "
+                                            "record the best in the tuning database")
+    tune.add_argument("model", nargs="?", help=".onnx or .mlir model")
+    tune.add_argument("--target", default=None, help="'npu -name=value ...'")
+    tune.add_argument("--strategy", choices=("coordinate", "grid", "tpe"), default="coordinate")
+    tune.add_argument("--trials", type=int, default=32, help="candidates simulated per op")
+    tune.add_argument("--db", help="tuning database (default: in the user's cache directory)")
+    tune.add_argument("--executor", default="local",
+                      help="local (a process pool), ray, or ray://host:port")
+    tune.add_argument("--workers", type=int, default=None, help="parallel trials")
+    tune.add_argument("--report", action="store_true",
+                      help="per op: the cost model's error against the simulator")
+    tune.add_argument("--export", metavar="FILE", help="write the database's records as JSON lines")
+    tune.add_argument("--import", dest="import_", metavar="FILE",
+                      help="add records from JSON lines")
+    tune.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     return parser
 
 
@@ -119,7 +140,9 @@ def _compile(args, progress: Progress):
         target = parse_target(args.target)
     except TargetError as error:
         raise CommandLineError(f"invalid --target '{args.target}': {error}", "<target>:1:1") from None
-    compiled = progress.stage("compile", lambda: compile_model(args.model, target))
+    database = _tuning_db(args.db)
+    compiled = progress.stage("compile", lambda: compile_model(args.model, target,
+                                                               tuning_db=database))
     if args.remarks:
         for remark in compiled.remarks:
             print(remark.format(compiled.source_name), file=sys.stderr)
@@ -271,6 +294,79 @@ def _parse_target_option(text: str | None, where: str = "<target>:1:1"):
         raise CommandLineError(f"invalid --target '{text}': {error}", where) from None
 
 
+def _tuning_db(path: str | None) -> str | None:
+    """The database compile and run read: --db (which must exist), else the
+    user's default one when it exists."""
+    import os
+    from ..tuning.database import default_path
+    if path is not None:
+        if not os.path.exists(path):
+            raise CommandLineError(f"tuning database '{path}' does not exist (atvoss tune "
+                                   f"--db {path} writes it)")
+        return path
+    default = default_path()
+    return default if os.path.exists(default) else None
+
+
+def _tune(args, progress: Progress) -> int:
+    from ..tuning.database import TuningDatabase, default_path
+    path = args.db or default_path()
+    if args.import_ or args.export:
+        database = TuningDatabase(path, create=bool(args.import_))
+        if args.import_:
+            try:
+                with open(args.import_) as stream:
+                    count = database.import_(stream, args.import_)
+            except OSError as error:
+                raise CommandLineError(f"cannot read '{args.import_}': {error.strerror}") from None
+            print(f"imported {count} records into {path}", file=sys.stderr)
+        if args.export:
+            from io import StringIO
+            buffer = StringIO()
+            count = database.export(buffer)
+            _write(args.export, buffer.getvalue())
+            print(f"exported {count} records from {path}", file=sys.stderr)
+        if not args.model:
+            return 0
+    if not args.model:
+        raise CommandLineError("tune needs a model (or --import/--export)")
+    if args.trials < 1:
+        raise CommandLineError("--trials must be at least 1")
+    target = _parse_target_option(args.target)
+    from ..tuning.executors import ExecutorError, make_executor
+    from ..tuning.tuner import cost_model_error, tune_model
+    try:
+        executor = make_executor(args.executor, args.workers)
+    except ExecutorError as error:
+        raise CommandLineError(str(error)) from None
+    database = TuningDatabase(path)
+    try:
+        results = tune_model(args.model, target, database, strategy=args.strategy,
+                             trials=args.trials, executor=executor, progress=not args.quiet)
+    finally:
+        executor.close()
+    lines = [f"{'op':<44} {'space':>7} {'valid':>7} {'simulated':>9} {'heuristic':>10} "
+             f"{'tuned':>10} {'gain':>6}" + ("  cost model error: median, worst"
+                                              if args.report else "")]
+    for result in results:
+        gain = (f"{(result.heuristic_cycles - result.best_cycles) / result.heuristic_cycles:.1%}"
+                if result.heuristic_cycles and result.best_cycles is not None else "-")
+        line = (f"{result.label[:44]:<44} {result.space_size:>7,} {result.valid:>7,} "
+                f"{result.measured:>9,} {result.heuristic_cycles or 0:>10,} "
+                f"{result.best_cycles or 0:>10,} {gain:>6}")
+        if args.report:
+            error = cost_model_error(result.errors)
+            line += (f"  {error[0]:.1%}, {error[1]:.1%} over {len(result.errors)}"
+                     if error else "  -")
+        lines.append(line)
+        if args.report and result.refused:
+            lines.append("    refused before trying: " + ", ".join(
+                f"{count:,} {reason}" for reason, count in result.refused.items()))
+    lines.append(f"{len(results)} ops tuned; records in {path}")
+    _write("-", "\n".join(lines))
+    return 0
+
+
 def _profile(args, progress: Progress) -> int:
     from ..analysis.collect import profile_file
     from ..analysis.terminal import format_compare, format_profile
@@ -325,6 +421,8 @@ def run(argv: list[str]) -> int:
     progress = Progress(args.quiet)
     if args.command == "profile":
         return _profile(args, progress)
+    if args.command == "tune":
+        return _tune(args, progress)
     if args.command == "compile":
         compiled = _compile(args, progress)
         progress.stage("write", lambda: write_program(compiled.module, args.output, args.emit))

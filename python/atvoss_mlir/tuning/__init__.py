@@ -1,0 +1,1 @@
+"""Autotuning: searched schedules per op, measured on the simulator."""

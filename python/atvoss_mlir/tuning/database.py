@@ -1,0 +1,219 @@
+"""The tuning database: every measured trial, in one SQLite file (the standard
+library's sqlite3, not Optuna's storage: the records are keyed by op and
+target, exported as JSON lines, and read by the compiler without Optuna).
+
+Tables:
+  meta(key, value)   schema_version
+  trials(op_key, target_hash, candidate, measured_cycles, estimated_cycles,
+         dram_bytes, sram_peak_bytes, strategy, op_label, created)
+         one row per measured candidate, unique per (op_key, target_hash,
+         candidate)
+
+The best record of an op for a target is its trial with the fewest measured
+cycles. Each trial is committed on its own, so an interrupted run keeps every
+finished trial and a new run skips them. Two runs may write one file at once:
+WAL journalling, a busy timeout and retries on a locked database.
+
+A file that is not a database, or one of another schema version, is an error
+naming it; it is never written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+
+from ..diagnostics import Diagnostic, DiagnosticError
+from .space import Candidate
+
+SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS trials (
+    op_key TEXT NOT NULL, target_hash TEXT NOT NULL, candidate TEXT NOT NULL,
+    measured_cycles INTEGER NOT NULL, estimated_cycles INTEGER,
+    dram_bytes INTEGER, sram_peak_bytes INTEGER, strategy TEXT, op_label TEXT,
+    created REAL NOT NULL,
+    PRIMARY KEY (op_key, target_hash, candidate));
+"""
+FIELDS = ("op_key", "target_hash", "candidate", "measured_cycles", "estimated_cycles",
+          "dram_bytes", "sram_peak_bytes", "strategy", "op_label", "created")
+
+
+def default_path() -> str:
+    """$ATVOSS_TUNING_DB, else tuning.db in the user's cache directory."""
+    if os.environ.get("ATVOSS_TUNING_DB"):
+        return os.environ["ATVOSS_TUNING_DB"]
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "atvoss-mlir", "tuning.db")
+
+
+def _error(path: str, message: str) -> DiagnosticError:
+    return DiagnosticError([Diagnostic("error", f"tuning database '{path}': {message}")])
+
+
+@dataclass(frozen=True)
+class TunedSchedule:
+    """The best measured schedule of an op, as npu-tile takes it."""
+    candidate: Candidate
+    measured_cycles: int
+
+    def write(self, op) -> None:
+        from mlir import ir
+        from ..passes.npu_tile import STAGES_ATTR
+        from ..recipes.problem import DATAFLOW_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR
+        c = self.candidate
+        op.attributes[TILE_SIZES_ATTR] = ir.DenseI64ArrayAttr.get(list(c.tiles))
+        op.attributes[LOOP_ORDER_ATTR] = ir.DenseI64ArrayAttr.get(list(c.order))
+        op.attributes[STAGES_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), c.stages)
+        if c.dataflow:
+            op.attributes[DATAFLOW_ATTR] = ir.StringAttr.get(c.dataflow)
+
+    def fits(self, problem, target) -> bool:
+        """Whether the schedule fits the SRAM the op has where it is compiled."""
+        from ..passes.tile_search import reads_resident_whole, working_set
+        c = self.candidate
+        if len(c.tiles) != len(problem.dims) or sorted(c.order) != list(range(len(c.tiles))):
+            return False
+        return reads_resident_whole(problem, c.tiles) and working_set(
+            problem, c.tiles, c.order, c.stages, target.sram_alignment) <= target.max_sram_bytes
+
+    def describe(self) -> str:
+        return f"measured {self.measured_cycles} cycles on the simulator"
+
+
+class TuningDatabase:
+    def __init__(self, path: str, create: bool = True):
+        self.path = path
+        if not os.path.exists(path):
+            if not create:
+                raise _error(path, "no such file")
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        elif not _is_sqlite(path):
+            raise _error(path, "not a tuning database (not an SQLite file); it was left as it is")
+        self.connection = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+        try:
+            self._retry(lambda: self.connection.execute("PRAGMA journal_mode=WAL"))
+            version = self._version()
+            if version is None:
+                if not create:
+                    raise _error(path, "holds no tuning records (no schema)")
+                self._retry(self._create)
+            elif version != SCHEMA_VERSION:
+                raise _error(path, f"schema version {version}, this atvoss-mlir reads version "
+                                   f"{SCHEMA_VERSION}; it was left as it is")
+        except sqlite3.DatabaseError as error:
+            self.connection.close()
+            raise _error(path, f"cannot be read: {error}; it was left as it is") from None
+
+    def _version(self):
+        tables = {row[0] for row in self.connection.execute(
+            "SELECT name FROM sqlite_master WHERE type='table'")}
+        if "meta" not in tables:
+            if tables:
+                raise _error(self.path, "not a tuning database (other tables: "
+                                        f"{', '.join(sorted(tables))}); it was left as it is")
+            return None
+        row = self.connection.execute(
+            "SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        return int(row[0]) if row else None
+
+    def _create(self):
+        with self.connection:
+            self.connection.execute("BEGIN IMMEDIATE")
+            for statement in _SCHEMA.strip().split(";"):
+                if statement.strip():
+                    self.connection.execute(statement)
+            self.connection.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+                                    (str(SCHEMA_VERSION),))
+
+    @staticmethod
+    def _retry(work, attempts: int = 50):
+        for attempt in range(attempts):
+            try:
+                return work()
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) and "busy" not in str(error) \
+                        or attempt == attempts - 1:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+
+    def close(self) -> None:
+        self.connection.close()
+
+    # -- records ---------------------------------------------------------------
+    def record(self, op_key: str, target_hash: str, candidate: Candidate, measured,
+               strategy: str, op_label: str) -> None:
+        row = (op_key, target_hash, candidate.key(), measured.cycles, measured.estimated_cycles,
+               measured.dram_bytes, measured.sram_peak_bytes, strategy, op_label, time.time())
+        self._insert([row])
+
+    def _insert(self, rows) -> None:
+        def work():
+            with self.connection:
+                self.connection.execute("BEGIN IMMEDIATE")
+                self.connection.executemany(
+                    f"INSERT OR REPLACE INTO trials ({', '.join(FIELDS)}) VALUES "
+                    f"({', '.join('?' * len(FIELDS))})", rows)
+        self._retry(work)
+
+    def trials(self, op_key: str, target_hash: str) -> dict:
+        """Candidate -> (measured cycles, estimated cycles) of an op's finished trials."""
+        rows = self._retry(lambda: self.connection.execute(
+            "SELECT candidate, measured_cycles, estimated_cycles FROM trials "
+            "WHERE op_key=? AND target_hash=?", (op_key, target_hash)).fetchall())
+        return {Candidate.from_key(key): (measured, estimated)
+                for key, measured, estimated in rows}
+
+    def best(self, op_key: str, target_hash: str) -> TunedSchedule | None:
+        row = self._retry(lambda: self.connection.execute(
+            "SELECT candidate, measured_cycles FROM trials WHERE op_key=? AND target_hash=? "
+            "ORDER BY measured_cycles, candidate LIMIT 1", (op_key, target_hash)).fetchone())
+        return TunedSchedule(Candidate.from_key(row[0]), row[1]) if row else None
+
+    def count(self) -> int:
+        return self.connection.execute("SELECT COUNT(*) FROM trials").fetchone()[0]
+
+    # -- JSON lines ---------------------------------------------------------------
+    def export(self, stream) -> int:
+        rows = self.connection.execute(
+            f"SELECT {', '.join(FIELDS)} FROM trials ORDER BY op_key, target_hash, candidate")
+        count = 0
+        for row in rows:
+            stream.write(json.dumps(dict(zip(FIELDS, row)), sort_keys=True) + "\n")
+            count += 1
+        return count
+
+    def import_(self, stream, source: str = "-") -> int:
+        rows = []
+        for number, line in enumerate(stream, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                Candidate.from_key(record["candidate"])
+                row = tuple(record[name] for name in FIELDS)
+                if not isinstance(row[3], int):
+                    raise ValueError("measured_cycles is not an integer")
+            except (ValueError, KeyError, TypeError) as error:
+                raise DiagnosticError([Diagnostic(
+                    "error", f"{source}:{number}: not a tuning record: {error}")]) from None
+            rows.append(row)
+        self._insert(rows)
+        return len(rows)
+
+
+def tuned_lookup(db: TuningDatabase, target):
+    """problem -> its best TunedSchedule for `target`, or None (npu-tile's hook)."""
+    from .space import op_key, target_hash
+    thash = target_hash(target)
+    return lambda problem: db.best(op_key(problem), thash)
+
+
+def _is_sqlite(path: str) -> bool:
+    with open(path, "rb") as handle:
+        header = handle.read(16)
+    return header == b"SQLite format 3\x00" or header == b""

@@ -1,0 +1,174 @@
+"""`atvoss tune`: search a schedule for every op of a model that `npu-tile`
+tiles, measured on the simulator on the op's own program, recorded in the
+tuning database, which `atvoss compile` and `atvoss run` then read.
+
+Ops with one signature (the repeated layers of a network) are tuned once.
+Each trial is recorded as it finishes: a run stopped midway and started again
+measures nothing twice.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+
+from ..diagnostics import location_label
+from ..recipes import Unsupported, linalg_ops, tiling_problem
+from ..target import NpuTarget
+from .database import TuningDatabase
+from .op_program import op_program, pre_tile_module
+from .space import OpSpace, build_space, target_hash
+from .strategies import run_strategy
+
+
+@dataclass
+class OpResult:
+    label: str
+    key: str
+    space_size: int
+    valid: int
+    refused: dict
+    measured: int                    # candidates simulated in this run
+    heuristic_cycles: int | None
+    best_cycles: int | None
+    best: str | None
+    errors: list = field(default_factory=list)   # (measured, estimated) pairs
+
+
+def tileable_ops(module, target: NpuTarget):
+    """(op, problem, budget target) of each op npu-tile would tile, as npu-tile
+    sees them: ops folded into another are left out; the budget is the SRAM
+    left below the tensors the buffer plan keeps across the op."""
+    from ..passes.npu_tile import sram_left
+    found, budgets = [], {}
+    for op in linalg_ops(module.operation):
+        try:
+            found.append((op, tiling_problem(op, target)))
+        except Unsupported:
+            continue
+    absorbed = [a for _, problem in found for a in problem.absorbed_ops]
+    return [(op, problem, sram_left(op, target, budgets)) for op, problem in found
+            if op not in absorbed]
+
+
+class Progress:
+    """One line on stderr: op i/n, trials done, best so far, time left."""
+
+    def __init__(self, enabled: bool, ops: int, total_trials: int):
+        self.enabled, self.ops = enabled, ops
+        self.live = enabled and sys.stderr.isatty()
+        self.start = time.perf_counter()
+        self.done_trials = 0
+        self.total_trials = total_trials
+
+    def update(self, index: int, label: str, trials: int, best: int | None, final=False):
+        if not (self.live or (self.enabled and final)):
+            return
+        elapsed = time.perf_counter() - self.start
+        done = self.done_trials + trials
+        left = elapsed / done * max(0, self.total_trials - done) if done else 0
+        width = 24
+        filled = int(width * min(1.0, done / max(1, self.total_trials)))
+        best_text = f"{best:,}" if best is not None else "-"
+        line = (f"\r[tune] [{'#' * filled}{'.' * (width - filled)}] op {index}/{self.ops} "
+                f"{label[:40]}: {trials} trials, best {best_text} cycles, "
+                f"~{left:.0f} s left   ")
+        sys.stderr.write((line if self.live else line.lstrip("\r").rstrip()) +
+                         ("\n" if final else ""))
+        sys.stderr.flush()
+        if final:
+            self.done_trials += trials
+
+
+def tune_model(model: str, target: NpuTarget, db: TuningDatabase, *, strategy: str,
+               trials: int, executor, progress: bool = False,
+               max_ops: int | None = None) -> list[OpResult]:
+    module, _ = pre_tile_module(model, target)
+    results = []
+    thash = target_hash(target)
+    with module.context:
+        unique = {}
+        for op, problem, budget in tileable_ops(module, target):
+            space_key = None
+            label = f"{op.name.removeprefix('linalg.')} '{location_label(op.location) or '?'}'"
+            space = build_space(op, problem, budget, label)
+            space_key = space.key
+            if space_key not in unique and space.valid:
+                unique[space_key] = space
+        spaces = list(unique.values())[:max_ops]
+        bar = Progress(progress, len(spaces), sum(min(trials, len(s.valid)) for s in spaces))
+        for index, space in enumerate(spaces, 1):
+            results.append(_tune_op(space, target, thash, db, strategy, trials, executor, bar,
+                                    index))
+    return results
+
+
+def _tune_op(space: OpSpace, target, thash, db, strategy, budget, executor, bar,
+             index) -> OpResult:
+    program = op_program(space.op, space.problem)
+    known = db.trials(space.key, thash)
+    simulated = [0]
+
+    def evaluate(candidates):
+        out, jobs = {}, []
+        for candidate in candidates:
+            if candidate in known:
+                out[candidate] = known[candidate][0]
+            else:
+                jobs.append((program, str(target), candidate.key()))
+        for key, measured, error in executor.map(jobs) if jobs else []:
+            from .space import Candidate
+            candidate = Candidate.from_key(key)
+            if measured is None:
+                out[candidate] = None
+                continue
+            db.record(space.key, thash, candidate, measured, strategy, space.label)
+            known[candidate] = (measured.cycles, measured.estimated_cycles)
+            out[candidate] = measured.cycles
+            simulated[0] += 1
+        best = min((v[0] for v in known.values()), default=None)
+        bar.update(index, space.label, len(known), best)
+        return out
+
+    run_strategy(strategy, space, evaluate, budget, batch=max(1, executor.workers))
+    best = db.best(space.key, thash)
+    heuristic = known.get(space.heuristic, (None, None))[0] if space.heuristic else None
+    bar.update(index, space.label, len(known), best.measured_cycles if best else None, final=True)
+    return OpResult(space.label, space.key, space.size, len(space.valid), dict(space.refused),
+                    simulated[0], heuristic, best.measured_cycles if best else None,
+                    space.describe(best.candidate) if best else None,
+                    [v for v in known.values() if v[1] is not None])
+
+
+def cost_model_error(pairs) -> tuple[float, float] | None:
+    """(median, worst) of |estimated - measured| / measured over (measured, estimated)."""
+    errors = sorted(abs(estimated - measured) / measured for measured, estimated in pairs
+                    if measured)
+    if not errors:
+        return None
+    return errors[len(errors) // 2], errors[-1]
+
+
+def spearman(xs, ys) -> float:
+    """Spearman's rank correlation (average ranks for ties)."""
+    def ranks(values):
+        order = sorted(range(len(values)), key=lambda i: values[i])
+        result = [0.0] * len(values)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                result[order[k]] = (i + j) / 2
+            i = j + 1
+        return result
+    rx, ry = ranks(list(xs)), ranks(list(ys))
+    n = len(rx)
+    mx, my = sum(rx) / n, sum(ry) / n
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    sx = math.sqrt(sum((a - mx) ** 2 for a in rx))
+    sy = math.sqrt(sum((b - my) ** 2 for b in ry))
+    return cov / (sx * sy) if sx and sy else 1.0
