@@ -88,38 +88,53 @@ class TunedSchedule:
 class TuningDatabase:
     def __init__(self, path: str, create: bool = True):
         self.path = path
+        version = None
         if not os.path.exists(path):
             if not create:
                 raise _error(path, "no such file")
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         elif not _is_sqlite(path):
             raise _error(path, "not a tuning database (not an SQLite file); it was left as it is")
+        else:  # read it without writing a byte before it is known to be ours
+            version = self._checked_version(path, create)
         self.connection = sqlite3.connect(path, timeout=30.0, isolation_level=None)
         try:
             self._retry(lambda: self.connection.execute("PRAGMA journal_mode=WAL"))
-            version = self._version()
             if version is None:
-                if not create:
-                    raise _error(path, "holds no tuning records (no schema)")
                 self._retry(self._create)
-            elif version != SCHEMA_VERSION:
-                raise _error(path, f"schema version {version}, this atvoss-mlir reads version "
-                                   f"{SCHEMA_VERSION}; it was left as it is")
         except sqlite3.DatabaseError as error:
             self.connection.close()
             raise _error(path, f"cannot be read: {error}; it was left as it is") from None
 
-    def _version(self):
-        tables = {row[0] for row in self.connection.execute(
-            "SELECT name FROM sqlite_master WHERE type='table'")}
-        if "meta" not in tables:
-            if tables:
-                raise _error(self.path, "not a tuning database (other tables: "
-                                        f"{', '.join(sorted(tables))}); it was left as it is")
-            return None
-        row = self.connection.execute(
-            "SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        return int(row[0]) if row else None
+    @staticmethod
+    def _checked_version(path: str, create: bool):
+        """The schema version of an existing file (None: an empty SQLite file);
+        anything not ours is an error."""
+        try:
+            connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
+        except sqlite3.DatabaseError as error:
+            raise _error(path, f"cannot be read: {error}; it was left as it is") from None
+        try:
+            tables = {row[0] for row in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type='table'")}
+            if "meta" not in tables:
+                if tables:
+                    raise _error(path, "not a tuning database (other tables: "
+                                       f"{', '.join(sorted(tables))}); it was left as it is")
+                if not create:
+                    raise _error(path, "holds no tuning records")
+                return None
+            row = connection.execute(
+                "SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        except sqlite3.DatabaseError as error:
+            raise _error(path, f"cannot be read: {error}; it was left as it is") from None
+        finally:
+            connection.close()
+        version = int(row[0]) if row and str(row[0]).isdigit() else row
+        if version != SCHEMA_VERSION:
+            raise _error(path, f"schema version {version}, this atvoss-mlir reads version "
+                               f"{SCHEMA_VERSION}; it was left as it is")
+        return version
 
     def _create(self):
         with self.connection:

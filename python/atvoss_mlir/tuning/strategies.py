@@ -18,12 +18,22 @@ the space refuses is pruned without being simulated.
 
 from __future__ import annotations
 
+import math
+
 import optuna
 
 from .space import Candidate, OpSpace
 
 STRATEGIES = ("coordinate", "grid", "tpe")
 optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+class _GridSampler(optuna.samplers.GridSampler):
+    """Optuna's grid sampler driven by ask and tell: the search loop stops when
+    the grid is exhausted (the sampler's own stop works inside optimize only)."""
+
+    def after_trial(self, study, trial, state, values):
+        pass
 
 
 def parameters(space: OpSpace) -> dict:
@@ -91,7 +101,7 @@ def _coordinate(space: OpSpace, evaluate, budget: int, batch: int) -> None:
 def _optuna(name: str, space: OpSpace, evaluate, budget: int, batch: int) -> None:
     params = parameters(space)
     if name == "grid":
-        sampler = optuna.samplers.GridSampler(params, seed=0)
+        sampler = _GridSampler(params, seed=0)
     else:
         sampler = optuna.samplers.TPESampler(seed=0, n_startup_trials=max(3, min(10, budget // 4)))
     study = optuna.create_study(direction="minimize", sampler=sampler)
@@ -100,10 +110,13 @@ def _optuna(name: str, space: OpSpace, evaluate, budget: int, batch: int) -> Non
     if name == "tpe" and space.heuristic in space.valid:
         study.enqueue_trial(to_params(space, space.heuristic))
     measured_count, asked = 0, 0
-    limit = budget * 20 + 100  # refused points do not count against the budget
+    # Refused points do not count against the budget; the grid's are bounded by its size.
+    limit = budget * 20 + 100 if name != "grid" else math.prod(len(c) for c in params.values())
     while measured_count < budget and asked < limit:
         trials = []
         while len(trials) < batch and asked < limit:
+            if name == "grid" and sampler.is_exhausted(study):
+                break
             trial = study.ask(distributions)
             asked += 1
             candidate = from_params(space, trial.params)
