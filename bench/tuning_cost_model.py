@@ -126,7 +126,7 @@ def part_search(executor, limit):
     print(f"{'layer':<44} {'space':>6} {'optimum':>9} {'heuristic':>9} {'coordinate':>10} "
           f"{'sims':>5} {'tpe':>9} {'sims':>5}")
     found = []
-    for name in ("small_cnn", "transformer_block", "squeezenet"):
+    for name in ("small_cnn", "transformer_block", "encoder", "squeezenet", "mobilenetv2"):
         layers, _ = spaces(model_path(name))
         found += [(name, s, p) for s, p in layers if 60 <= len(s.valid) <= limit]
     for name, space, program in found:

@@ -248,4 +248,6 @@ class NpuTile(ModulePass):
                                             f"{origin}")
                 remark.facts["estimated_cycles"] = int(schedule.cycles)
                 remark.facts["schedule"] = "tuned" if tuned is not None else "heuristic"
+                if tuned is not None:
+                    remark.facts["op_key"] = tuned.op_key
                 tile_with_loops(op, *loop_tiles(problem, schedule))

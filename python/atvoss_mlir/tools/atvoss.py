@@ -345,6 +345,9 @@ def _tune(args, progress: Progress) -> int:
                              trials=args.trials, executor=executor, progress=not args.quiet)
     finally:
         executor.close()
+    from ..tuning.tuner import check_in_model
+    check = progress.stage("check in the model",
+                           lambda: check_in_model(args.model, target, database, results))
     lines = [f"{'op':<44} {'space':>7} {'valid':>7} {'simulated':>9} {'heuristic':>10} "
              f"{'tuned':>10} {'gain':>6}" + ("  cost model error: median, worst"
                                               if args.report else "")]
@@ -363,6 +366,13 @@ def _tune(args, progress: Progress) -> int:
             lines.append("    refused before trying: " + ", ".join(
                 f"{count:,} {reason}" for reason, count in result.refused.items()))
     lines.append(f"{len(results)} ops tuned; records in {path}")
+    kept = f"; {len(check.kept_heuristic)} op(s) keep the heuristic's schedule: their best " \
+           f"trial did not pay in the model ({', '.join(check.kept_heuristic)})" \
+        if check.kept_heuristic else ""
+    lines.append(f"whole model: heuristic {check.heuristic_cycles:,} cycles, best trials "
+                 f"{check.best_trials_cycles:,}, tuned {check.tuned_cycles:,} "
+                 f"({check.tuned_cycles / check.heuristic_cycles - 1:+.1%}){kept}"
+                 if check.heuristic_cycles else "whole model: no cycles")
     _write("-", "\n".join(lines))
     return 0
 

@@ -9,8 +9,13 @@ Tables:
          one row per measured candidate, unique per (op_key, target_hash,
          candidate)
 
-The best record of an op for a target is its trial with the fewest measured
-cycles. Each trial is committed on its own, so an interrupted run keeps every
+  choices(op_key, target_hash, candidate, reason)
+         the schedule compile takes when it is not the best trial: the
+         heuristic's, when the best trial made the whole model slower
+         (`atvoss tune` checks the model after tuning its ops)
+
+The record compile takes for an op and a target is its choice, else its
+trial with the fewest measured cycles. Each trial is committed on its own, so an interrupted run keeps every
 finished trial and a new run skips them. Two runs may write one file at once:
 WAL journalling, a busy timeout and retries on a locked database.
 
@@ -38,9 +43,13 @@ CREATE TABLE IF NOT EXISTS trials (
     dram_bytes INTEGER, sram_peak_bytes INTEGER, strategy TEXT, op_label TEXT,
     created REAL NOT NULL,
     PRIMARY KEY (op_key, target_hash, candidate));
+CREATE TABLE IF NOT EXISTS choices (
+    op_key TEXT NOT NULL, target_hash TEXT NOT NULL, candidate TEXT NOT NULL,
+    reason TEXT, PRIMARY KEY (op_key, target_hash));
 """
 FIELDS = ("op_key", "target_hash", "candidate", "measured_cycles", "estimated_cycles",
           "dram_bytes", "sram_peak_bytes", "strategy", "op_label", "created")
+CHOICE_FIELDS = ("op_key", "target_hash", "candidate", "reason")
 
 
 def default_path() -> str:
@@ -59,7 +68,8 @@ def _error(path: str, message: str) -> DiagnosticError:
 class TunedSchedule:
     """The best measured schedule of an op, as npu-tile takes it."""
     candidate: Candidate
-    measured_cycles: int
+    measured_cycles: int | None
+    op_key: str = ""
 
     def write(self, op) -> None:
         from mlir import ir
@@ -82,6 +92,8 @@ class TunedSchedule:
             problem, c.tiles, c.order, c.stages, target.sram_alignment) <= target.max_sram_bytes
 
     def describe(self) -> str:
+        if self.measured_cycles is None:
+            return "the heuristic's schedule, kept by the whole-model check"
         return f"measured {self.measured_cycles} cycles on the simulator"
 
 
@@ -100,8 +112,7 @@ class TuningDatabase:
         self.connection = sqlite3.connect(path, timeout=30.0, isolation_level=None)
         try:
             self._retry(lambda: self.connection.execute("PRAGMA journal_mode=WAL"))
-            if version is None:
-                self._retry(self._create)
+            self._retry(self._create)  # every table exists (IF NOT EXISTS)
         except sqlite3.DatabaseError as error:
             self.connection.close()
             raise _error(path, f"cannot be read: {error}; it was left as it is") from None
@@ -183,33 +194,64 @@ class TuningDatabase:
         return {Candidate.from_key(key): (measured, estimated)
                 for key, measured, estimated in rows}
 
+    def choose(self, op_key: str, target_hash: str, candidate: Candidate, reason: str) -> None:
+        def work():
+            with self.connection:
+                self.connection.execute("BEGIN IMMEDIATE")
+                self.connection.execute("INSERT OR REPLACE INTO choices VALUES (?, ?, ?, ?)",
+                                        (op_key, target_hash, candidate.key(), reason))
+        self._retry(work)
+
+    def clear_choice(self, op_key: str, target_hash: str) -> None:
+        def work():
+            with self.connection:
+                self.connection.execute("BEGIN IMMEDIATE")
+                self.connection.execute("DELETE FROM choices WHERE op_key=? AND target_hash=?",
+                                        (op_key, target_hash))
+        self._retry(work)
+
     def best(self, op_key: str, target_hash: str) -> TunedSchedule | None:
+        chosen = self._retry(lambda: self.connection.execute(
+            "SELECT c.candidate, t.measured_cycles FROM choices c LEFT JOIN trials t ON "
+            "t.op_key=c.op_key AND t.target_hash=c.target_hash AND t.candidate=c.candidate "
+            "WHERE c.op_key=? AND c.target_hash=?", (op_key, target_hash)).fetchone())
+        if chosen:
+            return TunedSchedule(Candidate.from_key(chosen[0]), chosen[1], op_key)
         row = self._retry(lambda: self.connection.execute(
             "SELECT candidate, measured_cycles FROM trials WHERE op_key=? AND target_hash=? "
             "ORDER BY measured_cycles, candidate LIMIT 1", (op_key, target_hash)).fetchone())
-        return TunedSchedule(Candidate.from_key(row[0]), row[1]) if row else None
+        return TunedSchedule(Candidate.from_key(row[0]), row[1], op_key) if row else None
 
     def count(self) -> int:
         return self.connection.execute("SELECT COUNT(*) FROM trials").fetchone()[0]
 
     # -- JSON lines ---------------------------------------------------------------
     def export(self, stream) -> int:
+        """Trials, then choices (`"choice": true`), one JSON object a line."""
         rows = self.connection.execute(
             f"SELECT {', '.join(FIELDS)} FROM trials ORDER BY op_key, target_hash, candidate")
         count = 0
         for row in rows:
             stream.write(json.dumps(dict(zip(FIELDS, row)), sort_keys=True) + "\n")
             count += 1
+        for row in self.connection.execute("SELECT op_key, target_hash, candidate, reason "
+                                           "FROM choices ORDER BY op_key, target_hash"):
+            stream.write(json.dumps(dict(zip(CHOICE_FIELDS, row), choice=True),
+                                    sort_keys=True) + "\n")
+            count += 1
         return count
 
     def import_(self, stream, source: str = "-") -> int:
-        rows = []
+        rows, choices = [], []
         for number, line in enumerate(stream, 1):
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
                 Candidate.from_key(record["candidate"])
+                if record.get("choice"):
+                    choices.append(tuple(record[name] for name in CHOICE_FIELDS))
+                    continue
                 row = tuple(record[name] for name in FIELDS)
                 if not isinstance(row[3], int):
                     raise ValueError("measured_cycles is not an integer")
@@ -218,7 +260,9 @@ class TuningDatabase:
                     "error", f"{source}:{number}: not a tuning record: {error}")]) from None
             rows.append(row)
         self._insert(rows)
-        return len(rows)
+        for choice in choices:
+            self.choose(choice[0], choice[1], Candidate.from_key(choice[2]), choice[3])
+        return len(rows) + len(choices)
 
 
 def tuned_lookup(db: TuningDatabase, target):

@@ -8,8 +8,10 @@ simulator through `evaluate` (which skips what the database already holds):
               (a tile size, the loop order, the stages, the dataflow) with the
               others fixed, keep the best, next parameter; passes repeat
               until one changes nothing or the budget is spent;
-  tpe         Optuna's TPE sampler (model-guided), its first trial the
-              heuristic's schedule.
+  tpe         Optuna's TPE sampler, model-guided: its first trials are the
+              heuristic's schedule and the cost model's best few (a third of
+              the budget), re-measured on the simulator; a point sampled
+              again is told its known measurement without a new simulation.
 
 Every strategy measures the heuristic's schedule first, so a tuned schedule
 is never slower than the heuristic's on the op's own program. A candidate
@@ -107,8 +109,15 @@ def _optuna(name: str, space: OpSpace, evaluate, budget: int, batch: int) -> Non
     study = optuna.create_study(direction="minimize", sampler=sampler)
     distributions = {key: optuna.distributions.CategoricalDistribution(choices)
                      for key, choices in params.items()}
-    if name == "tpe" and space.heuristic in space.valid:
-        study.enqueue_trial(to_params(space, space.heuristic))
+    if name == "tpe":
+        # Model-guided start: the heuristic's schedule, then the cost model's
+        # best few, re-measured on the simulator; TPE goes on from them.
+        ranked = sorted(space.valid, key=lambda c: (space.valid[c], c.key()))
+        first = ([space.heuristic] if space.heuristic in space.valid else []) + \
+            ranked[:max(2, budget // 3)]
+        for candidate in dict.fromkeys(first):
+            study.enqueue_trial(to_params(space, candidate))
+    done: dict = {}
     measured_count, asked = 0, 0
     # Refused points do not count against the budget; the grid's are bounded by its size.
     limit = budget * 20 + 100 if name != "grid" else math.prod(len(c) for c in params.values())
@@ -123,12 +132,19 @@ def _optuna(name: str, space: OpSpace, evaluate, budget: int, batch: int) -> Non
             if candidate not in space.valid:
                 study.tell(trial, state=optuna.trial.TrialState.PRUNED)
                 continue
+            if candidate in done or candidate in (c for _, c in trials):
+                # Sampled again: its measurement is known, no new simulation.
+                if done.get(candidate) is None:
+                    study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+                else:
+                    study.tell(trial, done[candidate])
+                continue
             trials.append((trial, candidate))
         if not trials:
             break
         results = evaluate([candidate for _, candidate in trials])
         for trial, candidate in trials:
-            cycles = results.get(candidate)
+            cycles = done[candidate] = results.get(candidate)
             if cycles is None:
                 study.tell(trial, state=optuna.trial.TrialState.FAIL)
             else:

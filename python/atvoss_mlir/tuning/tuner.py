@@ -35,6 +35,7 @@ class OpResult:
     best_cycles: int | None
     best: str | None
     errors: list = field(default_factory=list)   # (measured, estimated) pairs
+    heuristic_candidate: object = None
 
 
 def tileable_ops(module, target: NpuTarget):
@@ -139,7 +140,63 @@ def _tune_op(space: OpSpace, target, thash, db, strategy, budget, executor, bar,
     return OpResult(space.label, space.key, space.size, len(space.valid), dict(space.refused),
                     simulated[0], heuristic, best.measured_cycles if best else None,
                     space.describe(best.candidate) if best else None,
-                    [v for v in known.values() if v[1] is not None])
+                    [v for v in known.values() if v[1] is not None], space.heuristic)
+
+
+@dataclass
+class ModelCheck:
+    heuristic_cycles: int
+    best_trials_cycles: int          # every op on its best trial
+    tuned_cycles: int                # after the check
+    kept_heuristic: list             # labels of ops whose best trial did not pay in the model
+
+
+def check_in_model(model: str, target: NpuTarget, db: TuningDatabase,
+                   results: list[OpResult]) -> ModelCheck:
+    """Each op's best trial was measured on the op alone; in the model, the
+    ops around it (weight prefetch, what they keep in SRAM, the overlap of
+    one op's tail with the next) can make it a loss. Starting from the
+    heuristic's schedules, the ops whose best trial differs are taken one at
+    a time, largest measured gain first, and each is kept only if the whole
+    model, compiled and simulated, takes fewer cycles than without it; the
+    others keep the heuristic's schedule (a choice in the database)."""
+    from ..compiler import compile as compile_model
+    thash = target_hash(target)
+
+    def total(**options) -> int:
+        compiled = compile_model(model, target, **options)
+        compiled.run(None, timing_only=True)
+        return compiled.report["total_cycles"]
+    candidates = []
+    for result in results:
+        db.clear_choice(result.key, thash)
+        best = db.best(result.key, thash)
+        if result.heuristic_candidate is None or best is None \
+                or best.candidate == result.heuristic_candidate:
+            continue
+        if result.heuristic_cycles is not None and best.measured_cycles is not None \
+                and best.measured_cycles >= result.heuristic_cycles:
+            # A tie (or nothing faster): the heuristic's schedule stays.
+            db.choose(result.key, thash, result.heuristic_candidate,
+                      "no trial was faster than the heuristic's schedule")
+            continue
+        candidates.append(result)
+    heuristic_total = total()
+    best_total = total(tuning_db=db.path)
+    candidates.sort(key=lambda r: -((r.heuristic_cycles or 0) - (r.best_cycles or 0)))
+    for result in candidates:
+        db.choose(result.key, thash, result.heuristic_candidate, "not checked in the model yet")
+    current, kept = heuristic_total, []
+    for result in candidates:
+        db.clear_choice(result.key, thash)
+        trial = total(tuning_db=db.path)
+        if trial < current:
+            current = trial
+        else:
+            db.choose(result.key, thash, result.heuristic_candidate,
+                      f"with its best trial the model took {trial - current} cycles more")
+            kept.append(result.label)
+    return ModelCheck(heuristic_total, best_total, current, kept)
 
 
 def cost_model_error(pairs) -> tuple[float, float] | None:

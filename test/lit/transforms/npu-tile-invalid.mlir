@@ -76,3 +76,15 @@ func.func @elementwise$bf16(%a: memref<64xbf16>, %b: memref<64xbf16>, %c: memref
   linalg.add ins(%a, %b : memref<64xbf16>, memref<64xbf16>) outs(%c : memref<64xbf16>)
   return
 }
+
+// -----
+
+// A given schedule whose stages do not fit the SRAM is refused, not searched.
+
+func.func @matmul$given_too_big(%a: memref<256x256xf16>, %b: memref<256x256xf16>, %c: memref<256x256xf32>) {
+  // expected-error @below {{'linalg.matmul' does not fit in SRAM: working set 524288 B exceeds SRAM budget 4096 B}}
+  linalg.matmul {npu.tile_sizes = array<i64: 256, 256, 256>, npu.loop_order = array<i64: 0, 1, 2>,
+                 npu.pipeline_stages = 3 : i64, npu.dataflow = "os"}
+      ins(%a, %b : memref<256x256xf16>, memref<256x256xf16>) outs(%c : memref<256x256xf32>)
+  return
+}

@@ -149,3 +149,18 @@ func.func @fallback$product(%x: memref<16x128xf32>, %y: memref<16xf32>) {
   }
   return
 }
+
+// -----
+
+// A schedule given on the op (as `atvoss tune` records it) is taken as it
+// is: its tiles, loop order, pipeline stages and dataflow; no search.
+
+// CHECK-LABEL: func.func @matmul$given_schedule
+// CHECK:         linalg.matmul {npu.dataflow = "os", npu.loop_order = array<i64: 1, 0, 2>, npu.pipeline_stages = 3 : i64, npu.tile_sizes = array<i64: 64, 64, 128>}
+func.func @matmul$given_schedule(%a: memref<256x256xf16>, %b: memref<256x256xf16>, %c: memref<256x256xf32>) {
+  // expected-remark @below {{'linalg.matmul': tiles m64xn64xk128, loops (n,m,k), working set 147456 B, estimated 35114 cycles; dataflow os}}
+  linalg.matmul {npu.tile_sizes = array<i64: 64, 64, 128>, npu.loop_order = array<i64: 1, 0, 2>,
+                 npu.pipeline_stages = 3 : i64, npu.dataflow = "os"}
+      ins(%a, %b : memref<256x256xf16>, memref<256x256xf16>) outs(%c : memref<256x256xf32>)
+  return
+}
