@@ -54,8 +54,9 @@ def profile_file(path: str, target: NpuTarget | None, *, with_advice: bool = Tru
     from ..compiler import load
     stage = progress or (lambda name, work: work())
     if not os.path.exists(path):
-        from ..diagnostics import Diagnostic, DiagnosticError
-        raise DiagnosticError([Diagnostic("error", f"cannot read '{path}': no such file")])
+        from ..diagnostics import Diagnostic, DiagnosticError, SourcePosition
+        raise DiagnosticError([Diagnostic("error", f"cannot read '{path}': no such file",
+                                          position=SourcePosition(path, 1, 1))])
     model = not is_program(path)
     if model:
         compiled = stage("compile", lambda: compile_model(path, target))

@@ -31,7 +31,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
-from ..diagnostics import Diagnostic, DiagnosticError
+from ..diagnostics import Diagnostic, DiagnosticError, SourcePosition
 from .space import Candidate
 
 SCHEMA_VERSION = 1
@@ -61,7 +61,8 @@ def default_path() -> str:
 
 
 def _error(path: str, message: str) -> DiagnosticError:
-    return DiagnosticError([Diagnostic("error", f"tuning database '{path}': {message}")])
+    return DiagnosticError([Diagnostic("error", f"tuning database '{path}': {message}",
+                                       position=SourcePosition(path, 1, 1))])
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,8 @@ class TuningDatabase:
     def __init__(self, path: str, create: bool = True):
         self.path = path
         version = None
+        if os.path.isdir(path):
+            raise _error(path, "is a directory")
         if not os.path.exists(path):
             if not create:
                 raise _error(path, "no such file")

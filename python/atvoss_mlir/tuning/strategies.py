@@ -7,7 +7,8 @@ simulator through `evaluate` (which skips what the database already holds):
               from the heuristic's schedule, every value of one parameter
               (a tile size, the loop order, the stages, the dataflow) with the
               others fixed, keep the best, next parameter; passes repeat
-              until one changes nothing or the budget is spent;
+              until one changes nothing or the budget is spent; budget left
+              then goes to the cost model's best candidates not yet measured;
   tpe         Optuna's TPE sampler, model-guided: its first trials are the
               heuristic's schedule and the cost model's best few (a third of
               the budget), re-measured on the simulator; a point sampled
@@ -79,25 +80,35 @@ def _coordinate(space: OpSpace, evaluate, budget: int, batch: int) -> None:
     current = space.heuristic if space.heuristic in space.valid else \
         min(space.valid, key=space.valid.get)
     best = evaluate([current])[current]
-    spent = 0
+    seen = {current}
+
+    def measure(candidates):
+        nonlocal best, current
+        improved = False
+        for start in range(0, len(candidates), batch):
+            chunk = candidates[start:start + batch]
+            seen.update(chunk)
+            for candidate, cycles in evaluate(chunk).items():
+                if cycles is not None and (best is None or cycles < best):
+                    best, current, improved = cycles, candidate, True
+        return improved
+
     changed = True
-    while changed and spent < budget:
+    while changed and len(seen) - 1 < budget:
         changed = False
         for name, choices in params.items():
             base = to_params(space, current)
             tries = [from_params(space, dict(base, **{name: value})) for value in choices]
-            tries = [c for c in tries if c in space.valid and c != current]
-            tries = tries[:budget - spent]
-            if not tries:
-                continue
-            for start in range(0, len(tries), batch):
-                measured = evaluate(tries[start:start + batch])
-                spent += len(measured)
-                for candidate, cycles in measured.items():
-                    if cycles is not None and cycles < best:
-                        best, current, changed = cycles, candidate, True
-            if spent >= budget:
+            tries = [c for c in dict.fromkeys(tries) if c in space.valid and c not in seen]
+            changed |= measure(tries[:budget - (len(seen) - 1)])
+            if len(seen) - 1 >= budget:
                 break
+    # Converged with budget left: the cost model's best candidates not yet measured.
+    left = budget - (len(seen) - 1)
+    if left > 0:
+        ranked = sorted((c for c in space.valid if c not in seen),
+                        key=lambda c: (space.valid[c], c.key()))
+        measure(ranked[:left])
 
 
 def _optuna(name: str, space: OpSpace, evaluate, budget: int, batch: int) -> None:

@@ -310,7 +310,8 @@ def test_bad_tune_arguments(tmp_path):
     path = matmul_model(tmp_path / "mm.onnx", 64, 64, 64)
     for args, fragment in ((["--executor", "spark"], "unknown executor"),
                            (["--trials", "0"], "--trials"),
-                           (["--target", "npu -tile-min=0"], "tile-min")):
+                           (["--target", "npu -tile-min=0"], "tile-min"),
+                           (["--db", str(tmp_path)], "is a directory")):
         result = atvoss("tune", path, "--db", str(tmp_path / "t.db"), "-q", *args)
         assert result.returncode == 1 and fragment in result.stderr, result.stderr
         assert "Traceback" not in result.stderr
