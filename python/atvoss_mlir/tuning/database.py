@@ -15,9 +15,10 @@ Tables:
          (`atvoss tune` checks the model after tuning its ops)
 
 The record compile takes for an op and a target is its choice, else its
-trial with the fewest measured cycles. Each trial is committed on its own, so an interrupted run keeps every
-finished trial and a new run skips them. Two runs may write one file at once:
-WAL journalling, a busy timeout and retries on a locked database.
+trial with the fewest measured cycles. Each trial is committed on its own,
+so an interrupted run keeps every finished trial and a new run skips them.
+Two runs may write one file at once: WAL journalling, a busy timeout and
+retries on a locked database.
 
 A file that is not a database, or one of another schema version, is an error
 naming it; it is never written.
@@ -101,7 +102,6 @@ class TunedSchedule:
 class TuningDatabase:
     def __init__(self, path: str, create: bool = True):
         self.path = path
-        version = None
         if os.path.isdir(path):
             raise _error(path, "is a directory")
         if not os.path.exists(path):
@@ -111,7 +111,7 @@ class TuningDatabase:
         elif not _is_sqlite(path):
             raise _error(path, "not a tuning database (not an SQLite file); it was left as it is")
         else:  # read it without writing a byte before it is known to be ours
-            version = self._checked_version(path, create)
+            self._check_schema(path, create)
         self.connection = sqlite3.connect(path, timeout=30.0, isolation_level=None)
         try:
             self._retry(lambda: self.connection.execute("PRAGMA journal_mode=WAL"))
@@ -121,9 +121,9 @@ class TuningDatabase:
             raise _error(path, f"cannot be read: {error}; it was left as it is") from None
 
     @staticmethod
-    def _checked_version(path: str, create: bool):
-        """The schema version of an existing file (None: an empty SQLite file);
-        anything not ours is an error."""
+    def _check_schema(path: str, create: bool) -> None:
+        """Refuse an existing file that is not ours: other tables, or another
+        schema version (an empty SQLite file is taken)."""
         try:
             connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
         except sqlite3.DatabaseError as error:
@@ -137,7 +137,7 @@ class TuningDatabase:
                                        f"{', '.join(sorted(tables))}); it was left as it is")
                 if not create:
                     raise _error(path, "holds no tuning records")
-                return None
+                return
             row = connection.execute(
                 "SELECT value FROM meta WHERE key='schema_version'").fetchone()
         except sqlite3.DatabaseError as error:
@@ -148,7 +148,6 @@ class TuningDatabase:
         if version != SCHEMA_VERSION:
             raise _error(path, f"schema version {version}, this atvoss-mlir reads version "
                                f"{SCHEMA_VERSION}; it was left as it is")
-        return version
 
     def _create(self):
         with self.connection:
