@@ -25,8 +25,6 @@ from ..diagnostics import location_label
 from ..machine_model import peak_macs_per_cycle
 from .timeline import attribute, engine_segments
 
-BOUNDS = ("compute", "dma-bandwidth", "dma-setup", "pipeline", "fallback", "idle", "hidden")
-
 # A node is pipeline-bound when both its compute and its DMA take at least this
 # share of its cycles and less than half of the smaller one overlaps the other.
 PIPELINE_SHARE = 0.2

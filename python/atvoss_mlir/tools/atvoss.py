@@ -134,12 +134,16 @@ def _write(path: str, text: str) -> None:
     write_output(path, text if path != "-" or text.endswith("\n") else text + "\n")
 
 
+def _parse_target_option(text: str | None):
+    try:
+        return parse_target(text)
+    except TargetError as error:
+        raise CommandLineError(f"invalid --target '{text}': {error}", "<target>:1:1") from None
+
+
 def _compile(args, progress: Progress):
     from ..compiler import compile as compile_model
-    try:
-        target = parse_target(args.target)
-    except TargetError as error:
-        raise CommandLineError(f"invalid --target '{args.target}': {error}", "<target>:1:1") from None
+    target = _parse_target_option(args.target)
     database = _tuning_db(args.db)
     compiled = progress.stage("compile", lambda: compile_model(args.model, target,
                                                                tuning_db=database))
@@ -285,13 +289,6 @@ def _run(args, progress: Progress) -> int:
         print(f"{args.model}: error: outputs differ from onnxruntime beyond the tolerance",
               file=sys.stderr)
     return status
-
-
-def _parse_target_option(text: str | None, where: str = "<target>:1:1"):
-    try:
-        return parse_target(text)
-    except TargetError as error:
-        raise CommandLineError(f"invalid --target '{text}': {error}", where) from None
 
 
 def _tuning_db(path: str | None) -> str | None:

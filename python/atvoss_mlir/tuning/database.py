@@ -224,9 +224,6 @@ class TuningDatabase:
             "ORDER BY measured_cycles, candidate LIMIT 1", (op_key, target_hash)).fetchone())
         return TunedSchedule(Candidate.from_key(row[0]), row[1], op_key) if row else None
 
-    def count(self) -> int:
-        return self.connection.execute("SELECT COUNT(*) FROM trials").fetchone()[0]
-
     # -- JSON lines ---------------------------------------------------------------
     def export(self, stream) -> int:
         """Trials, then choices (`"choice": true`), one JSON object a line."""

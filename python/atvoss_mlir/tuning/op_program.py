@@ -22,32 +22,20 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ..context import make_context
-from ..diagnostics import DiagnosticError
 from ..passes import PassContext
-from ..pipeline import named_pipeline, run_pipeline
+from ..passes.npu_tile import STAGES_ATTR
+from ..pipeline import named_pipeline, parse_pipeline, run_pipeline
+from ..recipes import linalg_ops
+from ..recipes.absorbed import VIEWS
 from ..recipes.problem import DATAFLOW_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR
 from ..target import NpuTarget
 
-STAGES_ATTR = "npu.pipeline_stages"
-VIEW_OPS = {"memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast",
-            "memref.reinterpret_cast"}
 CLONED_ROOTS = {"arith.constant"}
 
 
 def _split_pipeline() -> tuple[str, str]:
     """The named pipeline's elements before npu-tile, and from npu-tile on."""
-    text = named_pipeline("npu-pipeline")
-    inner = text[text.index("(") + 1:text.rindex(")")]
-    elements, depth, current = [], 0, ""
-    for char in inner:  # split at top-level commas (options hold braces)
-        depth += char in "({"
-        depth -= char in ")}"
-        if char == "," and depth == 0:
-            elements.append(current.strip())
-            current = ""
-        else:
-            current += char
-    elements.append(current.strip())
+    elements = [element.text for element in parse_pipeline(named_pipeline("npu-pipeline"))]
     at = elements.index("npu-tile")
     return (f"builtin.module({', '.join(elements[:at])})",
             f"builtin.module({', '.join(elements[at:])})")
@@ -68,7 +56,7 @@ def pre_tile_module(model, target: NpuTarget):
 
 def op_program(op, problem) -> str:
     """The text of a module running `op` (and its absorbed ops) alone."""
-    ops = [o for o in problem.absorbed_ops] + [op]
+    ops = list(problem.absorbed_ops) + [op]
     roots: list = []            # values that become function arguments
     order: list = []            # ops to clone, operands first
 
@@ -81,7 +69,7 @@ def op_program(op, problem) -> str:
         operation = owner.operation if hasattr(owner, "operation") else owner
         if operation in order:
             return
-        if operation.name in VIEW_OPS or operation.name in CLONED_ROOTS:
+        if operation.name in VIEWS or operation.name in CLONED_ROOTS:
             for operand in operation.operands:
                 collect(operand)
             order.append(operation)
@@ -168,7 +156,8 @@ def measure(program: str, target: NpuTarget, tiles=None, order=None, stages=None
     context = make_context()
     module = ir.Module.parse(program, context)
     with context:
-        target_op = _the_op(module)
+        # The last linalg op is the one measured: the ops folded into it come first.
+        target_op = linalg_ops(module.operation)[-1]
         if tiles is not None:
             target_op.attributes[TILE_SIZES_ATTR] = ir.DenseI64ArrayAttr.get(list(tiles))
             target_op.attributes[LOOP_ORDER_ATTR] = ir.DenseI64ArrayAttr.get(list(order))
@@ -185,17 +174,3 @@ def measure(program: str, target: NpuTarget, tiles=None, order=None, stages=None
     return Measured(report["total_cycles"], report["dram_read_bytes"] + report["dram_write_bytes"],
                     report["sram_peak_bytes"], estimates[-1] if estimates else None)
 
-
-def _the_op(module):
-    """The last linalg op of the function: the op measured (absorbed ops come first)."""
-    found = []
-
-    def visit(op):
-        if op.name.startswith("linalg.") and op.name not in ("linalg.yield", "linalg.index") \
-                and not op.parent.name.startswith("linalg."):
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-    module.operation.walk(visit)
-    if not found:
-        raise DiagnosticError([])
-    return found[-1]

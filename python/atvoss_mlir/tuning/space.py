@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..passes.npu_tile import matrix_dataflow
 from ..passes.tile_search import (Space, evaluate_space, loop_orders, reads_resident_whole,
                                   search, signature, tile_grid)
 from ..recipes import tiling_problem
@@ -118,7 +119,6 @@ def build_space(op, problem, target: NpuTarget, label: str) -> OpSpace:
     space.refused = Counter({k: v for k, v in space.refused.items() if v})
     outcome = search(problem, target, target.pipeline_stages)
     if outcome.schedule is not None:
-        from ..passes.npu_tile import matrix_dataflow
         flow = matrix_dataflow(problem, outcome.schedule.tiles, target)
         space.heuristic = Candidate(tuple(outcome.schedule.tiles), tuple(outcome.schedule.order),
                                     outcome.stages, flow)

@@ -19,7 +19,7 @@ from ..recipes import Unsupported, linalg_ops, tiling_problem
 from ..target import NpuTarget
 from .database import TuningDatabase
 from .op_program import op_program, pre_tile_module
-from .space import OpSpace, build_space, target_hash
+from .space import Candidate, OpSpace, build_space, op_key, target_hash
 from .strategies import run_strategy
 
 
@@ -84,21 +84,21 @@ class Progress:
 
 
 def tune_model(model: str, target: NpuTarget, db: TuningDatabase, *, strategy: str,
-               trials: int, executor, progress: bool = False,
-               max_ops: int | None = None) -> list[OpResult]:
+               trials: int, executor, progress: bool = False) -> list[OpResult]:
     module, _ = pre_tile_module(model, target)
     results = []
     thash = target_hash(target)
     with module.context:
-        unique = {}
+        spaces, seen = [], set()
         for op, problem, budget in tileable_ops(module, target):
-            space_key = None
+            key = op_key(problem)
+            if key in seen:  # a repeated layer: its space is the first one's
+                continue
+            seen.add(key)
             label = f"{op.name.removeprefix('linalg.')} '{location_label(op.location) or '?'}'"
             space = build_space(op, problem, budget, label)
-            space_key = space.key
-            if space_key not in unique and space.valid:
-                unique[space_key] = space
-        spaces = list(unique.values())[:max_ops]
+            if space.valid:
+                spaces.append(space)
         bar = Progress(progress, len(spaces), sum(min(trials, len(s.valid)) for s in spaces))
         for index, space in enumerate(spaces, 1):
             results.append(_tune_op(space, target, thash, db, strategy, trials, executor, bar,
@@ -119,8 +119,7 @@ def _tune_op(space: OpSpace, target, thash, db, strategy, budget, executor, bar,
                 out[candidate] = known[candidate][0]
             else:
                 jobs.append((program, str(target), candidate.key()))
-        for key, measured, error in executor.map(jobs) if jobs else []:
-            from .space import Candidate
+        for key, measured, _ in executor.map(jobs) if jobs else []:
             candidate = Candidate.from_key(key)
             if measured is None:
                 out[candidate] = None
@@ -134,12 +133,14 @@ def _tune_op(space: OpSpace, target, thash, db, strategy, budget, executor, bar,
         return out
 
     run_strategy(strategy, space, evaluate, budget, batch=max(1, executor.workers))
-    best = db.best(space.key, thash)
+    # The fastest trial, ties to the first by key (the database's order).
+    best = min(known, key=lambda c: (known[c][0], c.key())) if known else None
+    best_cycles = known[best][0] if best else None
     heuristic = known.get(space.heuristic, (None, None))[0] if space.heuristic else None
-    bar.update(index, space.label, len(known), best.measured_cycles if best else None, final=True)
+    bar.update(index, space.label, len(known), best_cycles, final=True)
     return OpResult(space.label, space.key, space.size, len(space.valid), dict(space.refused),
-                    simulated[0], heuristic, best.measured_cycles if best else None,
-                    space.describe(best.candidate) if best else None,
+                    simulated[0], heuristic, best_cycles,
+                    space.describe(best) if best else None,
                     [v for v in known.values() if v[1] is not None], space.heuristic)
 
 
