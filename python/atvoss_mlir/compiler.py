@@ -172,13 +172,28 @@ def _entry_function(module: ir.Module):
                                       module.operation.location)])
 
 
+def _with_precision(model, target: NpuTarget, calibration):
+    if not _is_onnx(model):
+        raise DiagnosticError([Diagnostic(
+            "error", f"-precision={target.precision} rewrites ONNX models; this input is MLIR, "
+            "whose element types are its precision")])
+    from .frontend.onnx_model import load_model
+    from .quantization.precision import apply_precision
+    proto, path = load_model(model)
+    return apply_precision(proto, target, calibration, path)
+
+
 def compile(model, target: str | NpuTarget | None = None,  # noqa: A001
-            tuning_db: str | None = None) -> CompiledModel:
+            tuning_db: str | None = None, calibration=None) -> CompiledModel:
     """Compile `model` (ONNX ModelProto or path, MLIR text or path, or an
     ir.Module) for `target`; raises DiagnosticError with located diagnostics.
     With `tuning_db` (a path written by `atvoss tune`), each op whose signature
-    has a record for this target takes its best measured schedule."""
+    has a record for this target takes its best measured schedule.
+    `calibration` (an .npz path or {input name: samples}) feeds
+    -precision=int8|mixed."""
     target = target if isinstance(target, NpuTarget) else parse_target(target)
+    if target.precision != "fp32":
+        model = _with_precision(model, target, calibration)
     context = make_context()
     pass_context = PassContext(target=target)
     if tuning_db is not None:

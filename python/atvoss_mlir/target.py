@@ -52,6 +52,13 @@ class NpuTarget:
     fusion: int = _option("fusion", 2, "0 none, 1 epilogues, 2 aggressive", minimum=0, maximum=2)
     tile_min: int = _option("tile-min", 8, "smallest tile size searched", minimum=1)
     tile_max: int = _option("tile-max", 256, "largest tile size searched", minimum=1)
+    precision: str = _option("precision", "fp32",
+                             "arithmetic of an fp32 ONNX model: as is, fp16, int8 "
+                             "(needs --calibration) or int8/fp16 per layer (mixed)",
+                             choices=("fp32", "fp16", "int8", "mixed"))
+    accuracy_budget: float = _option("accuracy-budget", 0.999,
+                                     "-precision=mixed: smallest output cosine vs fp32",
+                                     minimum=0.0, maximum=1.0)
 
     def __post_init__(self):
         if self.tile_min > self.tile_max:
