@@ -85,7 +85,7 @@ class CompiledModel:
                         f"({', '.join(self.input_names)}), {len(inputs)} were given")])
                 inputs = dict(zip(self.input_names, inputs))
             arrays, self.input_notes = check_inputs(self.input_specs, inputs)
-            values = [arrays[name] for name in self.input_names]
+            values = [_as_held(arrays[name]) for name in self.input_names]
         result = simulate(self.module, values, target=self.target, seed=seed,
                           timing_only=timing_only, trace=trace, filename=self.source_name)
         self.report = result.report
@@ -97,8 +97,20 @@ class CompiledModel:
         return dict(zip(self.output_names, outputs))
 
 
+def _as_held(value):
+    """A uint8 input as the program holds it: int8, shifted by -128
+    (frontend/ops_quantized)."""
+    if isinstance(value, np.ndarray) and value.dtype == np.uint8:
+        return (value.astype(np.int16) - 128).astype(np.int8)
+    return value
+
+
 def _as_declared(value, dtype):
-    """An integer output read with the signedness the model declares."""
+    """An integer output read with the signedness the model declares (a
+    uint8 one is held shifted by -128)."""
+    if isinstance(value, np.ndarray) and value.dtype == np.int8 and dtype is not None \
+            and np.dtype(dtype) == np.uint8:
+        return (value.astype(np.int16) + 128).astype(np.uint8)
     if isinstance(value, np.ndarray) and dtype is not None and value.dtype != dtype \
             and value.dtype.kind in "iu" and np.dtype(dtype).kind in "iu" \
             and value.dtype.itemsize == np.dtype(dtype).itemsize:
@@ -135,9 +147,15 @@ def load_module(model, context: ir.Context, diagnostics=None, fusion: int = 0) -
     if _is_onnx(model):
         from .frontend.graph_folds import fold_batchnorm_into_conv
         from .frontend.onnx_importer import import_onnx_model
-        imported = import_onnx_model(
-            model, context, graph_rewrite=fold_batchnorm_into_conv if fusion >= 1 else None,
-            named_softmax=True)
+        from .frontend.qdq_fusion import fuse_qdq
+
+        def rewrite(proto, path):
+            proto, remarks = fuse_qdq(proto, path)
+            if fusion >= 1:
+                proto, folded = fold_batchnorm_into_conv(proto, path)
+                remarks = remarks + folded
+            return proto, remarks
+        imported = import_onnx_model(model, context, graph_rewrite=rewrite, named_softmax=True)
         if diagnostics is not None:
             diagnostics.diagnostics.extend(imported.remarks)
         source = "<onnx>" if not isinstance(model, (str, os.PathLike)) else str(model)

@@ -71,6 +71,14 @@ def _unsigned_refusal(what: str, dtype) -> str:
             f"(the NPU's integers are signed)")
 
 
+# Ops of other domains with a handler: onnxruntime's QGemm, which qdq_fusion
+# also writes for DequantizeLinear -> Gemm -> QuantizeLinear.
+OTHER_DOMAIN_OPS = {("com.microsoft", "QGemm")}
+# Ops that read a uint8 tensor as quantised data.
+QUANTIZED_READERS = {"DequantizeLinear", "QLinearConv", "QLinearMatMul", "QGemm",
+                     "ConvInteger", "MatMulInteger"}
+
+
 class GraphImporter:
     def __init__(self, model: onnx.ModelProto, inferred: dict[str, list[int]], path: str | None,
                  context: ir.Context, weights: str, named_softmax: bool = False):
@@ -160,12 +168,20 @@ class GraphImporter:
             return ir.Location.file(self.path, line, 1)
         return ir.Location.unknown()
 
+    def _read_quantized(self, name: str) -> bool:
+        """Whether only quantised ops read the tensor (a uint8 graph input is
+        then held as int8 shifted by -128, as those ops expect)."""
+        readers = [n for n in self.model.graph.node if name in n.input]
+        return bool(readers) and all(n.op_type in QUANTIZED_READERS for n in readers)
+
     def _argument_type(self, info: onnx.ValueInfoProto) -> ir.Type:
         tensor_type = info.type.tensor_type
         element_type = _element_type(tensor_type.elem_type)
         if tensor_type.elem_type == onnx.TensorProto.BFLOAT16:
             raise self.error(f"graph input '{info.name}': {refused_type_reason('bf16')}")
-        if tensor_type.elem_type in _UNSIGNED_TYPES:
+        if tensor_type.elem_type == onnx.TensorProto.UINT8 and self._read_quantized(info.name):
+            element_type = ir.IntegerType.get_signless(8)   # held shifted (ops_quantized)
+        elif tensor_type.elem_type in _UNSIGNED_TYPES:
             raise self.error(f"graph input '{info.name}': " + _unsigned_refusal(
                 "the tensor", onnx.helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)))
         if not info.type.HasField("tensor_type") or element_type is None:
@@ -190,7 +206,7 @@ class GraphImporter:
                 opset: int) -> None:
         node = Node(self, proto, name, location, opset)
         domain = proto.domain if proto.domain not in ("", "ai.onnx") else ""
-        if domain:
+        if domain and (domain, proto.op_type) not in OTHER_DOMAIN_OPS:
             raise error_at(location, f"node '{name}': op type '{domain}.{proto.op_type}' "
                            f"(domain '{domain}') is not supported")
         arity = arity_problem(proto, opset)
@@ -374,8 +390,8 @@ def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None
             "error", message, position=SourcePosition(path, 1 if index is None else index + 1, 1)
             if path else None)])
     from . import (ops_activation, ops_conv, ops_elementwise,  # noqa: F401  (handlers)
-                   ops_fold, ops_layout, ops_logic, ops_nn, ops_norm, ops_reduce, ops_resize,
-                   ops_shape)
+                   ops_fold, ops_layout, ops_logic, ops_nn, ops_norm, ops_quantized, ops_reduce,
+                   ops_resize, ops_shape)
     context = context or _make_context()
     with context:
         try:

@@ -85,11 +85,18 @@ class _Window2d:
 
 @handles("Conv")
 def conv(node):
-    lift = _as_2d(node, "Conv")
-    x = node.value(0)
     weight = node.constant(1)
-    if weight is None:
-        weight = node.value(1)
+    return [conv_nchw(node, node.value(0), node.value(1) if weight is None else weight,
+                      node.value(2))]
+
+
+def conv_nchw(node, x, weight, bias, pad_value=0.0, accumulator_type=None,
+              epilogue=None):
+    """The node's convolution of NCHW `x` by FCHW `weight` (a constant or a
+    value), in NHWC. The input is padded with `pad_value`; the accumulator
+    (and `bias`) are of `accumulator_type`, the input's by default.
+    `epilogue(nhwc)` maps the NHWC result before it is transposed back."""
+    lift = _as_2d(node, "Conv")
     if lift:
         x = b.reshape(x, node.shape(0)[:2] + [1] + node.shape(0)[2:])
         weight = _reshape_weight(weight, [d for d in _shape(weight)[:2]] + [1] + _shape(weight)[2:])
@@ -104,9 +111,8 @@ def conv(node):
                             f"and group {group} do not match")
     window = _Window2d(node, lift)
     low, high, (oh, ow), strides, dilations = window_geometry(window, [h, w], [kh, kw])
-    element_type = b.element_of(x)
-    padded = b.pad(b.transpose(x, TO_NHWC), [0, *low, 0], [0, *high, 0], 0.0)
-    bias = node.value(2)
+    element_type = accumulator_type or b.element_of(x)
+    padded = b.pad(b.transpose(x, TO_NHWC), [0, *low, 0], [0, *high, 0], pad_value)
 
     def init(channels, bias_value):
         shape = [n, oh, ow, channels]
@@ -131,7 +137,8 @@ def conv(node):
             padded, hwcm, outs=[init_cm], strides=strides, dilations=dilations)
         result = b.reshape(result, [n, oh, ow, f])  # filter index = channel * multiplier + m
         if bias is not None:
-            result = b.elementwise([result, bias], lambda a: arith.addf(a[0], a[1]))
+            add = arith.addf if b.is_float(element_type) else arith.addi
+            result = b.elementwise([result, bias], lambda a: add(a[0], a[1]))
     else:  # a grouped conv runs as one conv per group
         f_per_group = f // group
         parts = []
@@ -144,10 +151,12 @@ def conv(node):
             parts.append(linalg.conv_2d_nhwc_hwcf(x_g, w_g, outs=[init(f_per_group, bias_g)],
                                                   strides=strides, dilations=dilations))
         result = b.concat(parts, 3)
+    if epilogue is not None:
+        result = epilogue(b.result_of(result))
     result = b.transpose(result, TO_NCHW)
     if lift:
         result = b.reshape(result, [n, f, ow])
-    return [result]
+    return result
 
 
 @handles("ConvTranspose")
