@@ -65,8 +65,14 @@ def _read_npz(path: str) -> dict[str, np.ndarray]:
         raise _error("cannot read calibration data: no such file", path)
     try:
         data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
-        raise _error(f"cannot read calibration data: not an .npz file ({error})", path) from None
+    except OSError as error:
+        raise _error(f"cannot read calibration data: {error.strerror or error}", path) from None
+    except (zipfile.BadZipFile, EOFError) as error:
+        raise _error(f"cannot read calibration data: a damaged .npz archive ({error})",
+                     path) from None
+    except ValueError:  # numpy's guess, a pickle, is refused: the file is something else
+        raise _error("cannot read calibration data: not an .npz archive (numpy.savez writes "
+                     "one)", path) from None
     if not isinstance(data, np.lib.npyio.NpzFile):
         raise _error("calibration data is a single array, not an .npz of arrays named after "
                      "the model's inputs", path)
@@ -127,9 +133,15 @@ def load_calibration(calibration, model: onnx.ModelProto,
         where = source or "<calibration>"
         arrays = {str(key): np.asarray(value) for key, value in dict(calibration).items()}
     specs = model_inputs(model)
-    takes = ", ".join(f"'{s.name}' {_expected(s)}" for s in specs)
+    takes = ", ".join(f"'{s.name}' ({s.dtype.name if s.dtype else '?'} {_expected(s)})"
+                      for s in specs)
     if not arrays:
         raise _error(f"calibration data holds no arrays; the model takes {takes}", where)
+    for spec in specs:
+        if spec.name not in arrays:
+            holds = ", ".join(f"'{key}'" for key in arrays)
+            raise _error(f"calibration data has no array for input '{spec.name}' (it holds "
+                         f"{holds}); the model takes {takes}", where)
     names = {spec.name for spec in specs}
     for key in arrays:
         if key not in names:
@@ -137,9 +149,6 @@ def load_calibration(calibration, model: onnx.ModelProto,
                          f"takes {takes}", where)
     counts = {}
     for spec in specs:
-        if spec.name not in arrays:
-            raise _error(f"calibration data has no array for input '{spec.name}' "
-                         f"({spec.dtype.name if spec.dtype else '?'} {_expected(spec)})", where)
         if spec.dtype is None:
             raise _error(f"input '{spec.name}' is not a tensor of a numpy element type: it "
                          f"cannot be calibrated", where)

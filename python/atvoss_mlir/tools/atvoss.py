@@ -7,6 +7,8 @@
     atvoss profile model.onnx --html report.html      where the cycles and bytes go, and why
     atvoss tune model.onnx --strategy coordinate      search schedules on the simulator; compile
                                                       and run then take the tuned ones
+    atvoss quantize model.onnx --calibration data.npz -o model.qdq.onnx
+                                                      fp32 -> int8 QDQ ONNX, calibrated
 
 Errors are `file:line:col: error: ...` lines with exit status 1.
 """
@@ -77,6 +79,8 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
         sub.add_argument("--db", help="tuning database to take tuned schedules from "
                                       "(default: the user's, when it exists)")
+        sub.add_argument("--calibration", metavar="NPZ",
+                         help="calibration samples by input name, for -precision=int8|mixed")
         if name == "compile":
             sub.add_argument("-o", dest="output", default="-",
                              help="output file: .mlirbc writes bytecode, else text")
@@ -127,6 +131,17 @@ def _parser() -> argparse.ArgumentParser:
     tune.add_argument("--import", dest="import_", metavar="FILE",
                       help="add records from JSON lines")
     tune.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+    quantize = commands.add_parser("quantize", help="fp32 ONNX -> int8 QDQ ONNX, calibrated "
+                                                    "on sample inputs (onnxruntime)")
+    quantize.add_argument("model", help=".onnx (fp32)")
+    quantize.add_argument("--calibration", metavar="NPZ", required=True,
+                          help="samples by input name, stacked on the batch axis")
+    quantize.add_argument("-o", dest="output", required=True, help="the QDQ model (.onnx)")
+    quantize.add_argument("--per-channel", action="store_true",
+                          help="a weight scale per output channel (default: per tensor)")
+    quantize.add_argument("--method", choices=("minmax", "entropy", "percentile"),
+                          default="minmax", help="how activation ranges are chosen")
     return parser
 
 
@@ -145,8 +160,11 @@ def _compile(args, progress: Progress):
     from ..compiler import compile as compile_model
     target = _parse_target_option(args.target)
     database = _tuning_db(args.db)
-    compiled = progress.stage("compile", lambda: compile_model(args.model, target,
-                                                               tuning_db=database))
+    if args.calibration and target.precision not in ("int8", "mixed"):
+        print(f"{args.calibration}: note: --calibration is unused at "
+              f"-precision={target.precision}", file=sys.stderr)
+    compiled = progress.stage("compile", lambda: compile_model(
+        args.model, target, tuning_db=database, calibration=args.calibration))
     if args.remarks:
         for remark in compiled.remarks:
             print(remark.format(compiled.source_name), file=sys.stderr)
@@ -374,6 +392,21 @@ def _tune(args, progress: Progress) -> int:
     return 0
 
 
+def _quantize(args) -> int:
+    from ..frontend.onnx_model import load_model
+    from ..quantization.calibration import quantize_model, quantized_nodes
+    model, path = load_model(args.model)
+    quantized = quantize_model(model, args.calibration, per_channel=args.per_channel,
+                               method=args.method, source=path)
+    write_output(args.output, quantized.SerializeToString())
+    computing = [n for n in quantized.graph.node
+                 if n.op_type not in ("QuantizeLinear", "DequantizeLinear")]
+    print(f"quantised {len(quantized_nodes(quantized))} of {len(computing)} nodes to int8 "
+          f"({args.method}, {'per-channel' if args.per_channel else 'per-tensor'} weights) "
+          f"into {args.output}", file=sys.stderr)
+    return 0
+
+
 def _profile(args, progress: Progress) -> int:
     from ..analysis.collect import profile_file
     from ..analysis.terminal import format_compare, format_profile
@@ -425,6 +458,8 @@ def run(argv: list[str]) -> int:
         write_program(import_onnx(args.model), args.output, args.emit,
                       debug_info=args.debug_info)
         return 0
+    if args.command == "quantize":
+        return _quantize(args)
     progress = Progress(args.quiet)
     if args.command == "profile":
         return _profile(args, progress)
