@@ -336,8 +336,13 @@ def global_pool(node):
     axes = list(range(2, len(shape)))
     if node.op_type == "GlobalMaxPool":
         return [b.reduce_keepdims(x, axes, b.lowest(b.element_of(x)), b.maximum)]
-    total = b.reduce_keepdims(x, axes, 0.0, arith.addf)
     count = float(np.prod(shape[2:]))
+    if isinstance(b.element_of(x), ir.F16Type):
+        # An f16 sum is rounded to f16 once, before the divide, and overflows
+        # where the mean does not: divide first (the sum adds in f32).
+        x = b.elementwise([x], lambda a: arith.divf(a[0], b.const_like(count, a[0])))
+        return [b.reduce_keepdims(x, axes, 0.0, arith.addf)]
+    total = b.reduce_keepdims(x, axes, 0.0, arith.addf)
     return [b.elementwise([total], lambda a: arith.divf(a[0], b.const_like(count, a[0])))]
 
 

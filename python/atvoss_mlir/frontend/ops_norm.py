@@ -55,18 +55,30 @@ def layer_normalization(node):
     axes = list(range(axis, len(shape)))
     epsilon = node.attr("epsilon", 1e-5)
     count = float(np.prod(shape[axis:]))
+    element_type = b.element_of(x)
+    # stash_type 1 (the default) computes in f32: f16 squares and their sums
+    # overflow for activations of a few hundred.
+    wide = isinstance(element_type, ir.F16Type) and node.attr("stash_type", 1) == 1
+    parameters = [node.value(1)] + ([node.value(2)] if node.has_input(2) else [])
+    if wide:  # conversions on their own: the vector unit has no mixed-type bodies
+        f32 = ir.F32Type.get()
+        x, *parameters = [b.elementwise([v], lambda a: arith.extf(f32, a[0]), f32)
+                          for v in [x] + parameters]
     mean = _mean(x, axes, count)
     centered = b.elementwise([x, mean], lambda a: arith.subf(a[0], a[1]))
     squares = b.elementwise([centered], lambda a: arith.mulf(a[0], a[0]))
     variance = _mean(squares, axes, count)
     inverse = b.elementwise([variance], lambda a: math.rsqrt(
         arith.addf(a[0], b.const_like(epsilon, a[0]))))
-    inputs = [centered, inverse, node.value(1)] + ([node.value(2)] if node.has_input(2) else [])
 
     def body(a):
         y = arith.mulf(arith.mulf(a[0], a[1]), a[2])
         return arith.addf(y, a[3]) if len(a) > 3 else y
-    return [b.elementwise(inputs, body), mean, inverse]
+    result = b.elementwise([centered, inverse] + parameters, body)
+    if wide:
+        result = b.elementwise([result], lambda a: arith.truncf(element_type, a[0]),
+                               element_type)
+    return [result, mean, inverse]
 
 
 def _mean(x, axes, count):
