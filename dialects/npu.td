@@ -406,18 +406,36 @@ def Npu_FillOp : Npu_Op<"fill"> {
 }
 
 def Npu_RequantizeOp : Npu_Op<"requantize"> {
-  let summary = "int32 -> int8 requantisation";
+  let summary = "requantisation to int8";
   let description = [{
     `output = clamp(round_half_even(input * scale) + zero_point, -128, 127)`
-    for an i32 input tile and an i8 output tile.
+    for an i32 (an accumulator) or f32 input tile and an i8 output tile, in
+    f32 arithmetic. With `divide`, `input / scale` (QuantizeLinear's form).
+    With `scales`, an f32 tile broadcast against the output (per channel: along
+    the last dim) gives each element's scale instead of `scale`.
 
     ```mlir
     "npu.requantize"(%acc, %out) {scale = 0.0125 : f64, zero_point = 3 : i64}
         : (memref<64x64xi32, 1>, memref<64x64xi8, 1>) -> ()
     ```
   }];
-  let arguments = (ins AnyMemRef:$input, AnyMemRef:$output,
-                       F64Attr:$scale, I64Attr:$zero_point);
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$output, Optional<AnyMemRef>:$scales,
+                       F64Attr:$scale, I64Attr:$zero_point, OptionalAttr<BoolAttr>:$divide);
+}
+
+def Npu_DequantizeOp : Npu_Op<"dequantize"> {
+  let summary = "int8 to float";
+  let description = [{
+    `output = (input - zero_point) * scale` for an i8 input tile and an f32
+    output tile, in f32 arithmetic.
+
+    ```mlir
+    "npu.dequantize"(%q, %out) {scale = 0.0125 : f64, zero_point = 3 : i64}
+        : (memref<64x64xi8, 1>, memref<64x64xf32, 1>) -> ()
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$output, F64Attr:$scale,
+                       I64Attr:$zero_point);
 }
 
 #endif // NPU_OPS

@@ -48,8 +48,10 @@ class NumericEvents:
             flushed = (stored == 0) & (value != 0) & np.isfinite(value)
             self.add(info, "underflow", stored.dtype, np.count_nonzero(flushed))
 
-    def check_requantize(self, info, x: np.ndarray, scale: float, zero_point: int) -> None:
-        scaled = np.rint(x.astype(np.float64) * scale) + zero_point
+    def check_requantize(self, info, x: np.ndarray, scale, zero_point: int,
+                         divide: bool = False) -> None:
+        value, scale = x.astype(np.float32), np.asarray(scale, np.float32)
+        scaled = np.rint(value / scale if divide else value * scale) + zero_point
         self.add(info, "saturation", np.int8, np.count_nonzero((scaled < -128) | (scaled > 127)))
 
     def entries(self) -> list[dict]:

@@ -159,9 +159,18 @@ def pool2d(x: np.ndarray, kind: str, out_h: int, out_w: int, window, strides) ->
     return np.rint(total / count).astype(acc)
 
 
-def requantize(x: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
-    scaled = np.rint(x.astype(np.float64) * scale)  # np.rint rounds half to even
-    return np.clip(scaled + zero_point, -128, 127).astype(np.int8)
+def requantize(x: np.ndarray, scale, zero_point: int, divide: bool = False) -> np.ndarray:
+    """clamp(round_half_even(x * scale) + zero_point) in f32 (`divide`: x / scale),
+    as onnxruntime's int8 kernels compute it; `scale` may be an array."""
+    value, scale = x.astype(np.float32), np.asarray(scale, np.float32)
+    scaled = np.rint(value / scale if divide else value * scale)  # half to even
+    return np.clip(scaled + np.float32(zero_point), -128, 127).astype(np.int8)
+
+
+def dequantize(x: np.ndarray, scale: float, zero_point: int, dtype) -> np.ndarray:
+    """(x - zero_point) * scale in f32."""
+    centred = (x.astype(np.int32) - zero_point).astype(np.float32)
+    return (centred * np.float32(scale)).astype(dtype)
 
 
 def divide(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:

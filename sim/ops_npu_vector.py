@@ -234,6 +234,40 @@ def npu_fill(t, op, info):
 
 @impl("npu.requantize")
 def npu_requantize(t, op, info):
+    slots = t.slots(op.operands)
+    a, b = slots[0], slots[1]
+    c = slots[2] if len(slots) > 2 else None
+    scale, zero_point = attr(op, "scale"), attr(op, "zero_point")
+    divide = "divide" in op.attributes and bool(attr(op, "divide"))
+    machine, target = t.machine, t.target
+
+    def run(regs):
+        x, out = regs[a], regs[b]
+        require_sram(info, input=x, output=out)
+        if x.shape != out.shape or x.dtype not in (np.int32, np.float32) \
+                or out.dtype != np.int8:
+            raise shape_error(info, "expects an i32 or f32 input and an i8 output of one shape",
+                              input=x, output=out)
+        inputs = [x]
+        factor = scale
+        if c is not None:
+            scales = regs[c]
+            require_sram(info, scales=scales)
+            if scales.dtype != np.float32 or not broadcasts(out.shape, scales):
+                raise shape_error(info, "expects f32 scales that broadcast to the output",
+                                  scales=scales, output=out)
+            inputs.append(scales)
+        machine.run(info, "vector", machine_model.vector_cycles(out.size, target), inputs, [out])
+        if t.numerics:
+            if c is not None:
+                factor = regs[c].array()
+            out.array()[...] = numerics.requantize(x.array(), factor, zero_point, divide)
+            machine.numeric_events.check_requantize(info, x.array(), factor, zero_point, divide)
+    return run
+
+
+@impl("npu.dequantize")
+def npu_dequantize(t, op, info):
     (a, b) = t.slots(op.operands)
     scale, zero_point = attr(op, "scale"), attr(op, "zero_point")
     machine, target = t.machine, t.target
@@ -241,11 +275,11 @@ def npu_requantize(t, op, info):
     def run(regs):
         x, out = regs[a], regs[b]
         require_sram(info, input=x, output=out)
-        if x.shape != out.shape or x.dtype != np.int32 or out.dtype != np.int8:
-            raise shape_error(info, "expects an i32 input and an i8 output of one shape",
+        if x.shape != out.shape or x.dtype != np.int8 or out.dtype not in (np.float32,
+                                                                           np.float16):
+            raise shape_error(info, "expects an i8 input and an f32 or f16 output of one shape",
                               input=x, output=out)
         machine.run(info, "vector", machine_model.vector_cycles(out.size, target), [x], [out])
         if t.numerics:
-            out.array()[...] = numerics.requantize(x.array(), scale, zero_point)
-            machine.numeric_events.check_requantize(info, x.array(), scale, zero_point)
+            out.array()[...] = numerics.dequantize(x.array(), scale, zero_point, out.dtype)
     return run

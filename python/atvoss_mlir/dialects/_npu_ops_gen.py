@@ -623,6 +623,72 @@ def depthwise_conv2d(input, filter, output, strides, dilations, activation, *, b
   return DepthwiseConv2dOp(input=input, filter=filter, output=output, strides=strides, dilations=dilations, activation=activation, bias=bias, clip_min=clip_min, clip_max=clip_max, loc=loc, ip=ip)
 
 @_ods_cext.register_operation(_Dialect)
+class DequantizeOp(_ods_ir.OpView):
+  r"""
+  `output = (input - zero_point) * scale` for an i8 input tile and an f32
+  output tile, in f32 arithmetic.
+  
+  ```mlir
+  "npu.dequantize"(%q, %out) {scale = 0.0125 : f64, zero_point = 3 : i64}
+      : (memref<64x64xi8, 1>, memref<64x64xf32, 1>) -> ()
+  ```
+  """
+
+  OPERATION_NAME = "npu.dequantize"
+
+  _ODS_REGIONS = (0, True)
+
+  def __init__(self, input, output, scale, zero_point, *, loc=None, ip=None):
+    operands = []
+    attributes = {}
+    regions = None
+    operands.append(input)
+    operands.append(output)
+    _ods_context = _ods_get_default_loc_context(loc)
+    attributes["scale"] = (scale if (
+    isinstance(scale, _ods_ir.Attribute) or
+    not _ods_ir.AttrBuilder.contains('F64Attr')) else
+      _ods_ir.AttrBuilder.get('F64Attr')(scale, context=_ods_context))
+    attributes["zero_point"] = (zero_point if (
+    isinstance(zero_point, _ods_ir.Attribute) or
+    not _ods_ir.AttrBuilder.contains('I64Attr')) else
+      _ods_ir.AttrBuilder.get('I64Attr')(zero_point, context=_ods_context))
+    results = []
+    _ods_successors = None
+    super().__init__(self.OPERATION_NAME, self._ODS_REGIONS, self._ODS_OPERAND_SEGMENTS, self._ODS_RESULT_SEGMENTS, attributes=attributes, results=results, operands=operands, successors=_ods_successors, regions=regions, loc=loc, ip=ip)
+
+  @builtins.property
+  def input(self) -> _ods_ir.Value[_ods_ir.MemRefType]:
+    return self.operation.operands[0]
+
+  @builtins.property
+  def output(self) -> _ods_ir.Value[_ods_ir.MemRefType]:
+    return self.operation.operands[1]
+
+  @builtins.property
+  def scale(self) -> _ods_ir.FloatAttr:
+    return self.operation.attributes["scale"]
+
+  @scale.setter
+  def scale(self, value: _ods_ir.FloatAttr):
+    if value is None:
+      raise ValueError("'None' not allowed as value for mandatory attributes")
+    self.operation.attributes["scale"] = value
+
+  @builtins.property
+  def zero_point(self) -> _ods_ir.IntegerAttr:
+    return self.operation.attributes["zero_point"]
+
+  @zero_point.setter
+  def zero_point(self, value: _ods_ir.IntegerAttr):
+    if value is None:
+      raise ValueError("'None' not allowed as value for mandatory attributes")
+    self.operation.attributes["zero_point"] = value
+
+def dequantize(input, output, scale, zero_point, *, loc=None, ip=None) -> DequantizeOp:
+  return DequantizeOp(input=input, output=output, scale=scale, zero_point=zero_point, loc=loc, ip=ip)
+
+@_ods_cext.register_operation(_Dialect)
 class DmaLoadOp(_ods_ir.OpView):
   r"""
   Starts a copy of a DRAM (sub)view into an SRAM buffer of the same shape
@@ -1238,7 +1304,10 @@ def reduce(input, output, kind, dims, accumulate, *, loc=None, ip=None) -> Reduc
 class RequantizeOp(_ods_ir.OpView):
   r"""
   `output = clamp(round_half_even(input * scale) + zero_point, -128, 127)`
-  for an i32 input tile and an i8 output tile.
+  for an i32 (an accumulator) or f32 input tile and an i8 output tile, in
+  f32 arithmetic. With `divide`, `input / scale` (QuantizeLinear's form).
+  With `scales`, an f32 tile broadcast against the output (per channel: along
+  the last dim) gives each element's scale instead of `scale`.
   
   ```mlir
   "npu.requantize"(%acc, %out) {scale = 0.0125 : f64, zero_point = 3 : i64}
@@ -1250,12 +1319,13 @@ class RequantizeOp(_ods_ir.OpView):
 
   _ODS_REGIONS = (0, True)
 
-  def __init__(self, input, output, scale, zero_point, *, loc=None, ip=None):
+  def __init__(self, input, output, scale, zero_point, *, scales=None, divide=None, loc=None, ip=None):
     operands = []
     attributes = {}
     regions = None
     operands.append(input)
     operands.append(output)
+    if scales is not None: operands.append(scales)
     _ods_context = _ods_get_default_loc_context(loc)
     attributes["scale"] = (scale if (
     isinstance(scale, _ods_ir.Attribute) or
@@ -1265,6 +1335,10 @@ class RequantizeOp(_ods_ir.OpView):
     isinstance(zero_point, _ods_ir.Attribute) or
     not _ods_ir.AttrBuilder.contains('I64Attr')) else
       _ods_ir.AttrBuilder.get('I64Attr')(zero_point, context=_ods_context))
+    if divide is not None: attributes["divide"] = (divide if (
+        isinstance(divide, _ods_ir.Attribute) or
+        not _ods_ir.AttrBuilder.contains('BoolAttr')) else
+          _ods_ir.AttrBuilder.get('BoolAttr')(divide, context=_ods_context))
     results = []
     _ods_successors = None
     super().__init__(self.OPERATION_NAME, self._ODS_REGIONS, self._ODS_OPERAND_SEGMENTS, self._ODS_RESULT_SEGMENTS, attributes=attributes, results=results, operands=operands, successors=_ods_successors, regions=regions, loc=loc, ip=ip)
@@ -1276,6 +1350,10 @@ class RequantizeOp(_ods_ir.OpView):
   @builtins.property
   def output(self) -> _ods_ir.Value[_ods_ir.MemRefType]:
     return self.operation.operands[1]
+
+  @builtins.property
+  def scales(self) -> _Optional[_ods_ir.Value[_ods_ir.MemRefType]]:
+    return None if len(self.operation.operands) < 3 else self.operation.operands[2]
 
   @builtins.property
   def scale(self) -> _ods_ir.FloatAttr:
@@ -1297,8 +1375,25 @@ class RequantizeOp(_ods_ir.OpView):
       raise ValueError("'None' not allowed as value for mandatory attributes")
     self.operation.attributes["zero_point"] = value
 
-def requantize(input, output, scale, zero_point, *, loc=None, ip=None) -> RequantizeOp:
-  return RequantizeOp(input=input, output=output, scale=scale, zero_point=zero_point, loc=loc, ip=ip)
+  @builtins.property
+  def divide(self) -> _Optional[_ods_ir.BoolAttr]:
+    if "divide" not in self.operation.attributes:
+      return None
+    return self.operation.attributes["divide"]
+
+  @divide.setter
+  def divide(self, value: _Optional[_ods_ir.BoolAttr]):
+    if value is not None:
+      self.operation.attributes["divide"] = value
+    elif "divide" in self.operation.attributes:
+      del self.operation.attributes["divide"]
+
+  @divide.deleter
+  def divide(self):
+    del self.operation.attributes["divide"]
+
+def requantize(input, output, scale, zero_point, *, scales=None, divide=None, loc=None, ip=None) -> RequantizeOp:
+  return RequantizeOp(input=input, output=output, scale=scale, zero_point=zero_point, scales=scales, divide=divide, loc=loc, ip=ip)
 
 @_ods_cext.register_operation(_Dialect)
 class SelectOp(_ods_ir.OpView):

@@ -104,6 +104,14 @@ module {
       irdl.operands(input: %0, filter: %1, output: %2, bias: optional %3)
       irdl.attributes {"strides" = %4, "dilations" = %5, "activation" = %21}
     }
+    irdl.operation @dequantize {
+      %0 = irdl.base "!builtin.memref"
+      %1 = irdl.base "!builtin.memref"
+      %2 = irdl.base "#builtin.float"
+      %3 = irdl.base "#builtin.integer"
+      irdl.operands(input: %0, output: %1)
+      irdl.attributes {"scale" = %2, "zero_point" = %3}
+    }
     irdl.operation @dma_load {
       %0 = irdl.base "!builtin.memref"
       %1 = irdl.base "!builtin.memref"
@@ -206,10 +214,11 @@ module {
     irdl.operation @requantize {
       %0 = irdl.base "!builtin.memref"
       %1 = irdl.base "!builtin.memref"
-      %2 = irdl.base "#builtin.float"
-      %3 = irdl.base "#builtin.integer"
-      irdl.operands(input: %0, output: %1)
-      irdl.attributes {"scale" = %2, "zero_point" = %3}
+      %2 = irdl.base "!builtin.memref"
+      %3 = irdl.base "#builtin.float"
+      %4 = irdl.base "#builtin.integer"
+      irdl.operands(input: %0, output: %1, scales: optional %2)
+      irdl.attributes {"scale" = %3, "zero_point" = %4}
     }
     irdl.operation @select {
       %0 = irdl.base "!builtin.memref"

@@ -104,46 +104,68 @@ def quantize_axis(node, rank: int, q: Quantization) -> int:
 
 # -- QuantizeLinear, DequantizeLinear --------------------------------------------------------
 
+def _parameter(array: np.ndarray, inputs: list, args, f32) -> ir.Value:
+    """A scale or zero point in a body: a scalar constant when it is one value
+    (what the vector unit's quantisation ops take), else a broadcast input."""
+    if array.size == 1:
+        return b.scalar(float(array.reshape(())), f32)
+    inputs.append(b.constant_tensor(array.astype(np.float32)))
+    return len(inputs) - 1
+
+
+def _quantization_generic(x, parameters, body, element_type):
+    """A generic over `x` whose body reads each parameter as a scalar constant
+    or, per axis, as an extra broadcast input."""
+    f32 = ir.F32Type.get()
+    inputs = [x]
+    slots = [p.astype(np.float32) for p in parameters]
+    positions = []
+    for array in slots:
+        if array.size == 1:
+            positions.append(float(array.reshape(())))
+        else:
+            inputs.append(b.constant_tensor(array))
+            positions.append(len(inputs) - 1)
+
+    def full_body(args):
+        values = [b.scalar(p, f32) if isinstance(p, float) else args[p] for p in positions]
+        return body(args[0], *values)
+    return b.elementwise(inputs, full_body, element_type)
+
+
+def _saturate_to_i8(value, zero_point):
+    f32 = ir.F32Type.get()
+    value = arith.addf(math.roundeven(value), zero_point)
+    value = arith.minimumf(arith.maximumf(value, b.scalar(float(I8_MIN), f32)),
+                           b.scalar(float(I8_MAX), f32))
+    return arith.fptosi(i8(), value)
+
+
 def quantize(x: ir.Value, scale: np.ndarray, zero_point: np.ndarray) -> ir.Value:
     """int8 `clamp(round_half_even(x / scale) + zero_point)`, in f32."""
     f32 = ir.F32Type.get()
     if str(b.element_of(x)) != "f32":
-        x = b.elementwise([x], lambda a: arith.extf(f32, a[0]) if str(a[0].type) != "f32"
-                          else a[0], f32)
-    inputs = [x, b.constant_tensor(scale.astype(np.float32)),
-              b.constant_tensor(zero_point.astype(np.float32))]
-
-    def body(a):
-        value = arith.addf(math.roundeven(arith.divf(a[0], a[1])), a[2])
-        value = arith.minimumf(arith.maximumf(value, b.scalar(float(I8_MIN), f32)),
-                               b.scalar(float(I8_MAX), f32))
-        return arith.fptosi(i8(), value)
-    return b.elementwise(inputs, body, i8())
+        x = b.elementwise([x], lambda a: arith.extf(f32, a[0]), f32)
+    return _quantization_generic(
+        x, [scale, zero_point],
+        lambda v, s, zp: _saturate_to_i8(arith.divf(v, s), zp), i8())
 
 
 def dequantize(x: ir.Value, scale: np.ndarray, zero_point: np.ndarray) -> ir.Value:
     """f32 `(x - zero_point) * scale`."""
     f32 = ir.F32Type.get()
-    inputs = [x, b.constant_tensor(scale.astype(np.float32)),
-              b.constant_tensor(zero_point.astype(np.float32))]
-    return b.elementwise(inputs, lambda a: arith.mulf(
-        arith.subf(arith.sitofp(f32, a[0]), a[2]), a[1]), f32)
+    return _quantization_generic(
+        x, [scale, zero_point],
+        lambda v, s, zp: arith.mulf(arith.subf(arith.sitofp(f32, v), zp), s), f32)
 
 
-def requantize(accumulator: ir.Value, multiplier: np.ndarray, zero_point: int,
-               low: int = I8_MIN) -> ir.Value:
-    """int8 `clamp(round_half_even(acc * multiplier) + zero_point, low, 127)`
-    of an int32 accumulator, per channel along its last dim or per tensor."""
+def requantize(accumulator: ir.Value, multiplier: np.ndarray, zero_point: int) -> ir.Value:
+    """int8 `clamp(round_half_even(acc * multiplier) + zero_point)` of an
+    int32 accumulator, per channel along its last dim or per tensor."""
     f32 = ir.F32Type.get()
-    inputs = [accumulator, b.constant_tensor(multiplier.astype(np.float32))]
-
-    def body(a):
-        value = arith.mulf(arith.sitofp(f32, a[0]), a[1])
-        value = arith.addf(math.roundeven(value), b.scalar(float(zero_point), f32))
-        value = arith.minimumf(arith.maximumf(value, b.scalar(float(low), f32)),
-                               b.scalar(float(I8_MAX), f32))
-        return arith.fptosi(i8(), value)
-    return b.elementwise(inputs, body, i8())
+    return _quantization_generic(
+        accumulator, [multiplier, np.asarray(zero_point)],
+        lambda v, m, zp: _saturate_to_i8(arith.mulf(arith.sitofp(f32, v), m), zp), i8())
 
 
 @handles("QuantizeLinear")

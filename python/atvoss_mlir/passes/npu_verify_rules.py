@@ -315,10 +315,23 @@ def check_im2col(op, report: Reporter, target: NpuTarget) -> None:
 
 def check_requantize(op, report: Reporter, target: NpuTarget) -> None:
     source, output = op.operands[0], op.operands[1]
-    if element(source) != "i32":
-        report.error(op, f"input element type must be i32, got {element(source)}")
+    if element(source) not in ("i32", "f32"):
+        report.error(op, f"input element type must be i32 or f32, got {element(source)}")
     if element(output) != "i8":
         report.error(op, f"output element type must be i8, got {element(output)}")
+    if not same_shape(dims(source), dims(output)):
+        report.error(op, f"input shape {show(dims(source))} differs from output shape "
+                         f"{show(dims(output))}")
+    if len(op.operands) > 2 and element(op.operands[2]) != "f32":
+        report.error(op, f"scales element type must be f32, got {element(op.operands[2])}")
+
+
+def check_dequantize(op, report: Reporter, target: NpuTarget) -> None:
+    source, output = op.operands[0], op.operands[1]
+    if element(source) != "i8":
+        report.error(op, f"input element type must be i8, got {element(source)}")
+    if element(output) not in ("f32", "f16"):
+        report.error(op, f"output element type must be f32 or f16, got {element(output)}")
     if not same_shape(dims(source), dims(output)):
         report.error(op, f"input shape {show(dims(source))} differs from output shape "
                          f"{show(dims(output))}")
@@ -398,6 +411,7 @@ OP_RULES = {
     "npu.transpose": check_transpose,
     "npu.im2col": check_im2col,
     "npu.requantize": check_requantize,
+    "npu.dequantize": check_dequantize,
     "npu.dma_load": check_dma,
     "npu.dma_store": check_dma,
     "npu.alloc": check_alloc,

@@ -20,7 +20,7 @@ from .problem import (INIT_ATTR, VECTOR_TYPES, LoopDim, OperandTile, Recipe, Til
 from .sram_ops import full_rank_view, in_sram, scratch, sram_buffer, view_sizes
 from .tile_ir import subview
 from .vector_body import (COMMUTATIVE, FLOAT_TYPES, SWAPPED, ActivationStep, BinaryStep,
-                          CompareStep, CopyStep, Ref, SelectStep, body_program,
+                          CompareStep, CopyStep, QuantizeStep, Ref, SelectStep, body_program,
                           step_constants)
 
 NAMED_BINARY = {"linalg.add": "add", "linalg.sub": "sub", "linalg.mul": "mul",
@@ -108,6 +108,8 @@ def elementwise_problem(op, target) -> TilingProblem:
         raise Unsupported(f"element type {element} on the vector unit")
     converts = steps == [CopyStep(Ref("in", 0))] and len(inputs) == 1 \
         and {type_name(inputs[0]), element} <= set(FLOAT_TYPES) - {"f64"}
+    # A quantisation step checked its own types (vector_body.quantization_step).
+    converts = converts or isinstance(steps[0], QuantizeStep)
     conditions = {s.condition.value for s in steps if isinstance(s, SelectStep)}
     operands = []
     for i, (value, affine_map) in enumerate(zip(inputs, maps)):
@@ -270,6 +272,12 @@ class ElementwiseRecipe(Recipe):
                                      clip_min=step.clip_min, clip_max=step.clip_max)
                 elif isinstance(step, CompareStep):
                     npu.CompareOp(value(step.lhs), value(step.rhs), result, step.kind)
+                elif isinstance(step, QuantizeStep) and step.kind == "dequantize":
+                    npu.DequantizeOp(value(step.source), result, step.scale, step.zero_point)
+                elif isinstance(step, QuantizeStep):
+                    npu.RequantizeOp(value(step.source), result, step.scale, step.zero_point,
+                                     scales=value(step.scales) if step.scales else None,
+                                     divide=True if step.kind == "quantize" else None)
                 elif isinstance(step, SelectStep):
                     npu.SelectOp(value(step.condition), value(step.on_true),
                                  value(step.on_false), result)

@@ -61,6 +61,18 @@ class CopyStep:
 
 
 @dataclass
+class QuantizeStep:
+    """npu.requantize (an i32 accumulator or, `quantize`, f32 divided by the
+    scale, to i8) or npu.dequantize (i8 to f32): the whole body, one op."""
+    kind: str            # requantize, quantize, dequantize
+    source: Ref
+    result: Ref
+    scale: float
+    zero_point: int
+    scales: Ref | None = None   # a per-channel f32 input instead of `scale`
+
+
+@dataclass
 class CompareStep:
     kind: str            # eq, ne, lt, le, gt, ge: an i1 result
     lhs: Ref
@@ -149,8 +161,68 @@ def reciprocal_of(value: ir.Value) -> float | None:
     return float(float_type(1) / float_type(constant))
 
 
+SATURATE_TO_I8 = ["math.roundeven", "arith.addf", "arith.maximumf", "arith.minimumf",
+                  "arith.fptosi", "linalg.yield"]
+
+
+def quantization_step(block: ir.Block, n_inputs: int) -> QuantizeStep | None:
+    """The body as one QuantizeStep, when it is one of the forms the ONNX
+    importer writes for requantisation, QuantizeLinear and DequantizeLinear
+    (frontend/ops_quantized)."""
+    ops = [op for op in block.operations if op.name != "arith.constant"]
+    names = [op.name for op in ops]
+    x = block.arguments[0]
+
+    def scalar(value):
+        constant = constant_value(value)
+        return None if constant is None else float(constant)
+
+    def follows(op, previous) -> bool:
+        return op.operands[0] == previous.results[0]
+
+    if names == ["arith.sitofp", "arith.subf", "arith.mulf", "linalg.yield"] and n_inputs == 1:
+        zero_point, scale = scalar(ops[1].operands[1]), scalar(ops[2].operands[1])
+        if str(x.type) == "i8" and ops[0].operands[0] == x and follows(ops[1], ops[0]) \
+                and follows(ops[2], ops[1]) and zero_point is not None and scale is not None \
+                and zero_point == int(zero_point) and str(ops[2].results[0].type) == "f32":
+            return QuantizeStep("dequantize", Ref("in", 0), Ref("tmp", 0), scale,
+                                int(zero_point))
+        return None
+    if names[2:] == SATURATE_TO_I8 and names[:2] == ["arith.sitofp", "arith.mulf"]:
+        kind = "requantize"
+        if str(x.type) != "i32" or ops[0].operands[0] != x or not follows(ops[1], ops[0]):
+            return None
+    elif names[1:] == SATURATE_TO_I8 and names[0] == "arith.divf":
+        kind = "quantize"
+        if str(x.type) != "f32" or ops[0].operands[0] != x:
+            return None
+    else:
+        return None
+    product = ops[-7]
+    tail = ops[-6:-1]
+    if not all(follows(op, previous) for previous, op in zip([product] + tail[:-1], tail)) \
+            or str(tail[-1].results[0].type) != "i8":
+        return None
+    zero_point = scalar(tail[1].operands[1])
+    if zero_point is None or zero_point != int(zero_point) or \
+            scalar(tail[2].operands[1]) != -128.0 or scalar(tail[3].operands[1]) != 127.0:
+        return None
+    factor = product.operands[1]
+    scale, scales = scalar(factor), None
+    if scale is None:
+        if n_inputs != 2 or factor != block.arguments[1] or str(factor.type) != "f32":
+            return None
+        scale, scales = 1.0, Ref("in", 1)
+    elif n_inputs != 1:
+        return None
+    return QuantizeStep(kind, Ref("in", 0), Ref("tmp", 0), scale, int(zero_point), scales)
+
+
 def body_program(block: ir.Block, n_inputs: int) -> list:
     """The vector-unit steps computing a linalg.generic body."""
+    quantization = quantization_step(block, n_inputs)
+    if quantization is not None:
+        return [quantization]
     names: dict = {}
     for i, argument in enumerate(block.arguments):
         if i < n_inputs:
