@@ -5,8 +5,8 @@ Calibration data is an .npz file (or a {name: array} dict) with one array per
 model input, named after it. An array holds N samples stacked on the input's
 first (batch) axis: for an input of shape [B, d1, ..., dk] it has shape
 [N*B, d1, ..., dk] and each sample is B consecutive rows; with a symbolic
-batch each row is one sample. So one sample is exactly the input's shape. A
-rank-0 input takes an array of shape [N]. Every array has the input's element
+batch each row is one sample. With a fixed batch, one sample is exactly the
+input's shape. A rank-0 input takes an array of shape [N]. Every array has the input's element
 type, the same N (at least 1) and only finite values; all of this is checked
 before any work.
 
@@ -25,6 +25,7 @@ import logging
 import os
 import tempfile
 import zipfile
+from collections.abc import Mapping
 
 import numpy as np
 import onnx
@@ -131,8 +132,16 @@ def load_calibration(calibration, model: onnx.ModelProto,
         arrays = _read_npz(where)
     else:
         where = source or "<calibration>"
-        arrays = {str(key): np.asarray(value) for key, value in dict(calibration).items()}
+        if not isinstance(calibration, Mapping):
+            raise _error(f"calibration data is a {type(calibration).__name__}, not an .npz path "
+                         f"or a {{input name: array}} dict", where)
+        arrays = {str(key): np.asarray(value) for key, value in calibration.items()}
     specs = model_inputs(model)
+    for info in model.graph.input:
+        if info.type.HasField("tensor_type") and not info.type.tensor_type.HasField("shape") \
+                and info.name in {spec.name for spec in specs}:
+            raise _error(f"input '{info.name}' has no shape in the model; calibration samples "
+                         f"need one to be checked against", where)
     takes = ", ".join(f"'{s.name}' ({s.dtype.name if s.dtype else '?'} {_expected(s)})"
                       for s in specs)
     if not arrays:
@@ -297,7 +306,7 @@ def quantize_model(model: onnx.ModelProto, calibration, per_channel: bool = True
 
 def _takes_ranges(quantize_static, calibrate) -> bool:
     """Whether this onnxruntime's quantize_static takes ranges computed
-    beforehand (its calibration cache, new in onnxruntime 1.32)."""
+    beforehand (its calibration cache, which onnxruntime 1.32 has)."""
     import inspect
     return ("calibration_cache_path" in inspect.signature(quantize_static).parameters
             and hasattr(calibrate, "save_tensors_data"))

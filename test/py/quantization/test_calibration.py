@@ -216,6 +216,14 @@ def test_samples_are_stacked_on_the_batch_axis():
     symbolic = mlp_model(batch="batch")
     samples = load_calibration({"x": data}, symbolic)
     assert len(samples) == 12 and samples[0]["x"].shape == (1, 32)
+    # A rank-0 input: one value per sample.
+    scalar = helper.make_model(helper.make_graph(
+        [helper.make_node("Neg", ["s"], ["t"])], "neg",
+        [helper.make_tensor_value_info("s", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("t", TensorProto.FLOAT, [])]))
+    samples = load_calibration({"s": np.array([1.5, 2.5], np.float32)}, scalar)
+    assert [float(sample["s"]) for sample in samples] == [1.5, 2.5]
+    assert samples[0]["s"].shape == ()
     with pytest.raises(DiagnosticError, match=r"^<calibration>:1:1: error: calibration array "
                        r"'x' has shape \[10, 32\]; .* 10 rows are not a whole number of "
                        r"samples of batch 4"):
