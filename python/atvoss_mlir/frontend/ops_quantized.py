@@ -161,11 +161,15 @@ def dequantize(x: ir.Value, scale: np.ndarray, zero_point: np.ndarray) -> ir.Val
 
 def requantize(accumulator: ir.Value, multiplier: np.ndarray, zero_point: int) -> ir.Value:
     """int8 `clamp(round_half_even(acc * multiplier) + zero_point)` of an
-    int32 accumulator, per channel along its last dim or per tensor."""
+    int32 (or exactly f32-held) accumulator, per channel along its last dim or
+    per tensor."""
     f32 = ir.F32Type.get()
+
+    def widened(v):
+        return v if str(v.type) == "f32" else arith.sitofp(f32, v)
     return _quantization_generic(
         accumulator, [multiplier, np.asarray(zero_point)],
-        lambda v, m, zp: _saturate_to_i8(arith.mulf(arith.sitofp(f32, v), m), zp), i8())
+        lambda v, m, zp: _saturate_to_i8(arith.mulf(widened(v), m), zp), i8())
 
 
 @handles("QuantizeLinear")
@@ -290,6 +294,18 @@ def qlinear_conv(node):
     bias = integer_bias(constant_bias(node, 8), f, sums, x_zp)
     scale = multiplier(x_q, w_q, y_q)
     y_zp = scalar_zero_point(y_q, "the output")
+    group = node.attr("group", 1)
+    taps = int(np.prod(centred.shape[1:]))
+    if group > 1 and group == centred.shape[0] and centred.shape[1] == 1 \
+            and taps * 128 * 128 + int(np.abs(bias).max(initial=0)) < 2**24:
+        # Depthwise runs on the vector unit, whose depthwise takes one element
+        # type: in f32, exact while every sum stays below 2^24.
+        f32 = ir.F32Type.get()
+        x_float = dequantize(x, np.ones((), np.float32), np.zeros((), np.float32))
+        return [conv_nchw(node, x_float, centred.astype(np.float32),
+                          node.weight(bias.astype(np.float32), "bias"), pad_value=float(x_zp),
+                          accumulator_type=f32,
+                          epilogue=lambda acc: requantize(acc, scale, y_zp))]
     return [conv_nchw(node, x, centred, node.weight(bias, "bias"), pad_value=x_zp,
                       accumulator_type=i32(),
                       epilogue=lambda acc: requantize(acc, scale, y_zp))]

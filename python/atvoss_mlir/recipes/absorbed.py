@@ -196,9 +196,13 @@ def output_init(problem: TilingProblem) -> TilingProblem:
 def overwriting_output(problem: TilingProblem, identity: float) -> TilingProblem:
     """Vector-unit ops overwrite their output, so linalg's accumulation into the
     initial value is only preserved when that value is the reduction's identity
-    (0 for sums, the lowest value for max; f16's lowest finite value counts)."""
+    (0 for sums, the lowest value for max; f16's lowest finite value and an
+    integer type's minimum count)."""
     init = problem.init_value
-    lowest = init is not None and identity == float("-inf") and init <= -65504.0
+    element = problem.output.element_type
+    minimum = -(1 << (ir.IntegerType(element).width - 1)) \
+        if isinstance(element, ir.IntegerType) else -65504.0
+    lowest = init is not None and identity == float("-inf") and init <= minimum
     if init is None or not (init == identity or lowest):
         raise Unsupported(f"the output must start as {identity} (a fill folded into the op)")
     return problem

@@ -180,6 +180,15 @@ def quantization_step(block: ir.Block, n_inputs: int) -> QuantizeStep | None:
     def follows(op, previous) -> bool:
         return op.operands[0] == previous.results[0]
 
+    if names == ["arith.sitofp", "linalg.yield"] and n_inputs == 1 and str(x.type) == "i8" \
+            and str(ops[0].results[0].type) == "f32":   # the scale 1, zero point 0 form
+        return QuantizeStep("dequantize", Ref("in", 0), Ref("tmp", 0), 1.0, 0)
+    if names == ["arith.sitofp", "arith.mulf", "linalg.yield"] and n_inputs == 1:
+        scale = scalar(ops[1].operands[1])   # the zero point 0 form
+        if str(x.type) == "i8" and ops[0].operands[0] == x and follows(ops[1], ops[0]) \
+                and scale is not None and str(ops[1].results[0].type) == "f32":
+            return QuantizeStep("dequantize", Ref("in", 0), Ref("tmp", 0), scale, 0)
+        return None
     if names == ["arith.sitofp", "arith.subf", "arith.mulf", "linalg.yield"] and n_inputs == 1:
         zero_point, scale = scalar(ops[1].operands[1]), scalar(ops[2].operands[1])
         if str(x.type) == "i8" and ops[0].operands[0] == x and follows(ops[1], ops[0]) \
@@ -191,6 +200,10 @@ def quantization_step(block: ir.Block, n_inputs: int) -> QuantizeStep | None:
     if names[2:] == SATURATE_TO_I8 and names[:2] == ["arith.sitofp", "arith.mulf"]:
         kind = "requantize"
         if str(x.type) != "i32" or ops[0].operands[0] != x or not follows(ops[1], ops[0]):
+            return None
+    elif names[1:] == SATURATE_TO_I8 and names[0] == "arith.mulf":
+        kind = "requantize"   # an accumulator held in f32
+        if str(x.type) != "f32" or ops[0].operands[0] != x:
             return None
     elif names[1:] == SATURATE_TO_I8 and names[0] == "arith.divf":
         kind = "quantize"

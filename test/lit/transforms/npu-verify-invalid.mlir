@@ -325,11 +325,28 @@ func.func @im2col$input_rank(%in: memref<6x6x8xf16, 1>, %cols: memref<16x72xf16,
 // -----
 
 // Every error of an op is reported, not just the first.
-func.func @requantize$types_and_shape(%acc: memref<64x64xf32, 1>, %out: memref<64x32xi32, 1>) {
-  // expected-error @below {{'npu.requantize' op input element type must be i32, got f32}}
+func.func @requantize$types_and_shape(%acc: memref<64x64xf16, 1>, %out: memref<64x32xi32, 1>) {
+  // expected-error @below {{'npu.requantize' op input element type must be i32 or f32, got f16}}
   // expected-error @below {{'npu.requantize' op output element type must be i8, got i32}}
   // expected-error @below {{'npu.requantize' op input shape 64x64 differs from output shape 64x32}}
-  "npu.requantize"(%acc, %out) {scale = 0.0125 : f64, zero_point = 3 : i64} : (memref<64x64xf32, 1>, memref<64x32xi32, 1>) -> ()
+  "npu.requantize"(%acc, %out) {scale = 0.0125 : f64, zero_point = 3 : i64} : (memref<64x64xf16, 1>, memref<64x32xi32, 1>) -> ()
+  return
+}
+
+// -----
+
+func.func @requantize$scales(%acc: memref<64x64xi32, 1>, %out: memref<64x64xi8, 1>, %scales: memref<1x64xf16, 1>) {
+  // expected-error @below {{'npu.requantize' op scales element type must be f32, got f16}}
+  "npu.requantize"(%acc, %out, %scales) {scale = 1.0 : f64, zero_point = 0 : i64} : (memref<64x64xi32, 1>, memref<64x64xi8, 1>, memref<1x64xf16, 1>) -> ()
+  return
+}
+
+// -----
+
+func.func @dequantize$types(%q: memref<64x64xi32, 1>, %out: memref<64x64xi8, 1>) {
+  // expected-error @below {{'npu.dequantize' op input element type must be i8, got i32}}
+  // expected-error @below {{'npu.dequantize' op output element type must be f32 or f16, got i8}}
+  "npu.dequantize"(%q, %out) {scale = 0.5 : f64, zero_point = 0 : i64} : (memref<64x64xi32, 1>, memref<64x64xi8, 1>) -> ()
   return
 }
 

@@ -82,5 +82,16 @@ func.func @vector_unit(%x: memref<1x17x17x32xf16, 1>, %dw: memref<3x3x32xf16, 1>
   // CHECK: "npu.requantize"(%{{.*}}, %{{.*}}) {scale = 1.250000e-02 : f64, zero_point = 3 : i64}
   "npu.requantize"(%acc, %q) {scale = 0.0125 : f64, zero_point = 3 : i64}
       : (memref<8x64xi32, 1>, memref<8x64xi8, 1>) -> ()
+  %scales = "npu.alloc"() {offset = 8192 : i64} : () -> memref<1x64xf32, 1>
+  // CHECK: "npu.requantize"(%{{.*}}, %{{.*}}, %{{.*}}) {scale = 1.000000e+00 : f64, zero_point = -128 : i64}
+  "npu.requantize"(%acc, %q, %scales) {scale = 1.0 : f64, zero_point = -128 : i64}
+      : (memref<8x64xi32, 1>, memref<8x64xi8, 1>, memref<1x64xf32, 1>) -> ()
+  %xf = "npu.alloc"() {offset = 8448 : i64} : () -> memref<8x64xf32, 1>
+  // CHECK: "npu.dequantize"(%{{.*}}, %{{.*}}) {scale = 5.000000e-01 : f64, zero_point = 3 : i64}
+  "npu.dequantize"(%q, %xf) {scale = 0.5 : f64, zero_point = 3 : i64}
+      : (memref<8x64xi8, 1>, memref<8x64xf32, 1>) -> ()
+  // CHECK: "npu.requantize"(%{{.*}}, %{{.*}}) {divide = true, scale = 5.000000e-01 : f64, zero_point = 3 : i64}
+  "npu.requantize"(%xf, %q) {divide = true, scale = 0.5 : f64, zero_point = 3 : i64}
+      : (memref<8x64xf32, 1>, memref<8x64xi8, 1>) -> ()
   return
 }
