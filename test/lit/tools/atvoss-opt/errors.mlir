@@ -12,7 +12,7 @@
 // TARGET-NOT: Traceback
 
 // RUN: not atvoss-opt %s --target='npu -sram-size=1' 2>&1 | FileCheck %s --check-prefix=TARGET-OPTION
-// TARGET-OPTION: error: invalid --target 'npu -sram-size=1': unknown target option '-sram-size'; known options: array-cols,
+// TARGET-OPTION: error: invalid --target 'npu -sram-size=1': unknown target option '-sram-size'; known options: accuracy-budget, array-cols,
 
 // RUN: not atvoss-opt %s --target='gpu' 2>&1 | FileCheck %s --check-prefix=TARGET-NAME
 // TARGET-NAME: error: invalid --target 'gpu': unknown target 'gpu': expected 'npu'
