@@ -34,8 +34,9 @@ TOLERANCES = {np.dtype(np.float32): (1e-4, 1e-5), np.dtype(np.float16): (2e-2, 1
               np.dtype(np.float64): (1e-7, 1e-9)}
 EXACT = (0.0, 0.0)
 # -precision=fp16 computes an fp32 model in fp16: its errors scale with the
-# output's magnitude, so atol is this fraction of the largest expected value.
-FP16_COMPUTE_TOLERANCE = (2e-2, 1e-2)
+# output's magnitude, so atol is this fraction of the largest expected value
+# (fp16 rounding over MobileNetV2's ~50 layers reaches 1.4e-2 of it).
+FP16_COMPUTE_TOLERANCE = (2e-2, 2e-2)
 EMIT_HELP = "output format (default: bytecode for a .mlirbc file, else text)"
 
 
