@@ -369,8 +369,14 @@ def qgemm(node):
     weight = centred_weight(np.ascontiguousarray(weight), w_zp, 1)
     a = quantized_value(node, 0)
     a_zp = scalar_zero_point(a_q, "A")
-    bias = integer_bias(constant_bias(node, 6), weight.shape[1],
-                        weight.astype(np.int64).sum(axis=0), a_zp)
+    c = constant_bias(node, 6)
+    if c is not None:
+        # C broadcasts to [M, N]: one that is the same in every row (as [N],
+        # [1, N] or a scalar) is a bias per column.
+        if c.ndim == 2 and c.shape[0] != 1:
+            raise ImportFailure(f"a C of shape {list(c.shape)} (varying by row) is not supported")
+        c = np.broadcast_to(c, (1, weight.shape[1])).reshape(-1)
+    bias = integer_bias(c, weight.shape[1], weight.astype(np.int64).sum(axis=0), a_zp)
     scale = (multiplier(a_q, w_q, y_q) * np.float32(node.attr("alpha", 1.0))).astype(np.float32)
     return [integer_matmul(node, a, weight, bias, scale, scalar_zero_point(y_q, "the output"))]
 
