@@ -52,7 +52,10 @@ class NumericEvents:
                          divide: bool = False) -> None:
         value, scale = x.astype(np.float32), np.asarray(scale, np.float32)
         scaled = np.rint(value / scale if divide else value * scale) + zero_point
-        self.add(info, "saturation", np.int8, np.count_nonzero((scaled < -128) | (scaled > 127)))
+        # A zero point at the bottom of the range makes the lower clamp a ReLU
+        # (how a quantiser folds one): only the top end saturates then.
+        low = (scaled < -128) if zero_point > -128 else np.zeros(scaled.shape, bool)
+        self.add(info, "saturation", np.int8, np.count_nonzero(low | (scaled > 127)))
 
     def entries(self) -> list[dict]:
         found = []

@@ -96,3 +96,16 @@ def test_int8_saturation_in_requantize(tmp_path, capsys):
     assert "warning: npu.requantize: 4 requantised results saturated to the int8 range" \
            in captured.err
     assert "numerics:" in captured.out  # the table lists them too
+
+
+def test_requantize_with_a_folded_relu_counts_only_the_top_end():
+    """zero point -128: the lower clamp is a quantiser's folded ReLU, not a
+    saturation; results above 127 still are."""
+    body = ('"npu.requantize"({in0}, {out0}) {scale = 1.0 : f64, zero_point = -128 : i64} '
+            ': ({in0_t}, {out0_t}) -> ()')
+    program = single_tile([((1, 4), np.int32)], [((1, 4), np.int8)], body)
+    x = np.array([[-50, 0, 255, 300]], np.int32)
+    result = simulate(program, [x, np.zeros((1, 4), np.int8)])
+    (entry,) = result.report["numerics"]
+    assert (entry["kind"], entry["count"]) == ("saturation", 1)
+    np.testing.assert_array_equal(result.outputs[1], [[-128, -128, 127, 127]])
