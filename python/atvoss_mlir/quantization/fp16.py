@@ -189,22 +189,27 @@ def to_fp16(model: onnx.ModelProto) -> onnx.ModelProto:
                 graph.initializer[index].name = rename[tensor.name]
 
     nodes = []
+    graph_inputs = {v.name for v in graph.input}
     for node in graph.node:
         for index, name in enumerate(node.input):
-            node.input[index] = rename.get(name, name)
+            if (node.op_type, index) not in FLOAT32_INPUTS or not is_float(name) \
+                    or name in kept32:
+                node.input[index] = rename.get(name, name)
+            elif name not in graph_inputs or name in constants:
+                # computed (or stored) in fp16: widened back
+                widened = unique(f"{name}.fp32")
+                nodes.append(_cast(rename.get(name, name), widened, FLOAT,
+                                   unique(f"{widened}.cast")))
+                node.input[index] = widened
+            # (a float32 graph input is read as given)
         for index, name in enumerate(node.output):
             node.output[index] = rename.get(name, name)
         if not (node.op_type == "Constant" and node.output[0] in kept32):
             _convert_attributes(node)
-        for index, name in enumerate(node.input):
-            if (node.op_type, index) in FLOAT32_INPUTS and name and name not in kept32 \
-                    and is_float(name):
-                widened = unique(f"{name}.fp32")
-                nodes.append(_cast(name, widened, FLOAT, unique(f"{widened}.cast")))
-                node.input[index] = widened
         nodes.append(node)
+        stash32 = next((a.i for a in node.attribute if a.name == "stash_type"), FLOAT) == FLOAT
         for index, name in enumerate(node.output):
-            if (node.op_type, index) in FLOAT32_OUTPUTS and name:
+            if (node.op_type, index) in FLOAT32_OUTPUTS and name and stash32:
                 wide = unique(f"{name}.fp32")
                 node.output[index] = wide
                 nodes.append(_cast(wide, name, FLOAT16, unique(f"{name}.cast")))

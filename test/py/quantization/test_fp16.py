@@ -163,6 +163,32 @@ def test_constants_rounded_saturated_and_float32_only_inputs_kept():
     assert big_out.dtype == np.float32 and big_out[0] == 65504.0 and np.isinf(big_out[3])
 
 
+def test_resize_scales_from_an_input_and_computed_stay_float32():
+    """Scales given as a graph input are read as given; scales computed from
+    float values (fp16 after the rewrite) are cast back to float32."""
+    graph = helper.make_graph(
+        [helper.make_node("Resize", ["x", "", "s"], ["given"], mode="nearest"),
+         helper.make_node("Mul", ["s", "one"], ["computed"]),
+         helper.make_node("Resize", ["x", "", "computed"], ["from_computed"], mode="nearest")],
+        "resize", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2]),
+                   helper.make_tensor_value_info("s", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("given", TensorProto.FLOAT, [1, 1, 4, 4]),
+         helper.make_tensor_value_info("from_computed", TensorProto.FLOAT, [1, 1, 4, 4])],
+        [numpy_helper.from_array(np.ones(4, np.float32), "one")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    converted = to_fp16(model)
+    onnx.checker.check_model(converted, full_check=True)
+    resizes = [n for n in converted.graph.node if n.op_type == "Resize"]
+    assert resizes[0].input[2] == "s"
+    cast = next(n for n in converted.graph.node if n.output[0] == resizes[1].input[2])
+    assert cast.op_type == "Cast" and cast.attribute[0].i == TensorProto.FLOAT
+    x = np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2)
+    given, computed = onnxruntime_outputs(converted, {"x": x, "s": np.float32([1, 1, 2, 2])})
+    expected = x.repeat(2, 2).repeat(2, 3)
+    np.testing.assert_array_equal(given, expected)
+    np.testing.assert_array_equal(computed, expected)
+
+
 # -- numerics through the compiler ---------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["small_cnn", "encoder_layer"])
