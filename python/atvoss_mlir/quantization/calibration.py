@@ -208,14 +208,16 @@ def quantized_nodes(model: onnx.ModelProto) -> list[str]:
 
 
 def quantize_model(model: onnx.ModelProto, calibration, per_channel: bool = True,
-                   method: str = "minmax", source: str | None = None) -> onnx.ModelProto:
+                   method: str = "minmax", source: str | None = None,
+                   nodes: list[str] | None = None) -> onnx.ModelProto:
     """The QDQ int8 form of fp32 `model`, calibrated on `calibration` (an .npz
     path or {input name: array}; see load_calibration) with `method`:
     minmax (the observed range), entropy (the range whose quantised
     histogram is closest, by KL divergence, to the observed one: outliers
     are clipped) or percentile (the range holding 99.999% of the values).
     `source` is the model's file name, where errors about the model are
-    located. Raises DiagnosticError."""
+    located. `nodes` names the nodes to quantise (default: all that
+    onnxruntime quantises). Raises DiagnosticError."""
     from .precision import is_quantized
 
     where = source or "<onnx>"
@@ -274,7 +276,7 @@ def quantize_model(model: onnx.ModelProto, calibration, per_channel: bool = True
         options = dict(quant_format=ort_quantization.QuantFormat.QDQ, per_channel=per_channel,
                        activation_type=ort_quantization.QuantType.QUInt8,
                        weight_type=ort_quantization.QuantType.QInt8,
-                       calibrate_method=calibration_method,
+                       calibrate_method=calibration_method, nodes_to_quantize=nodes,
                        extra_options={"WeightSymmetric": True, "ActivationSymmetric": False})
         try:
             if _takes_ranges(ort_quantization.quantize_static, calibrate):
