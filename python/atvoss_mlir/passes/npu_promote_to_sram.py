@@ -13,7 +13,9 @@ linalg op on `memref.subview`s of DRAM buffers). For each nest this pass
   * runs the linalg op on the SRAM tiles, with its initial value (a fill, a
     bias) written into the SRAM tile on the first reduction step and its
     activation epilogue (`npu.activation`) on the last; `npu-convert-linalg-to-npu`
-    then turns it into npu compute ops;
+    then turns it into npu compute ops. An int8 op with a folded requantisation
+    (recipes/requantize) accumulates in an int32 SRAM tile, requantised into
+    the int8 output tile by `npu.requantize` after the last reduction step;
   * with pipeline-stages = S >= 2, gives every changing tile S SRAM buffers
     and starts its loads S-1 tiles ahead of compute, with tokens carried
     across iterations (npu_promote_pipeline). With 1 stage the loads of tile t
@@ -34,6 +36,7 @@ from ..dialects import npu
 from ..recipes import linalg_ops, tiling_problem
 from ..recipes.absorbed import residual_start
 from ..recipes.loops import flatten
+from ..recipes.requantize import REQUANTIZE
 from ..recipes.problem import (ACTIVATION_ATTR, INIT_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR,
                                TilingProblem, Unsupported, Window, built_op, tile_nest_root)
 from ..recipes.tile_ir import (add, both, choose, compare, div, maximum, mixed, rem, select_buffer,
@@ -196,6 +199,11 @@ class TileProgram(TileSpace):
                            self.compute_view("bias", t, index), out)
             if self.accumulators:
                 linalg.copy(out, outs=[accumulator])
+        elif first and "bias" in self.staged and REQUANTIZE in problem.details:
+            bias = self.compute_view("bias", t, index)   # int32, into the accumulator
+            rank = ir.MemRefType(out.type).rank
+            linalg.broadcast(bias, outs=[accumulator], dimensions=list(range(rank - 1)))
+            mark_init()   # the op's bias epilogue adds it
         elif first and "bias" in self.staged:
             bias = self.compute_view("bias", t, index)
             rank = ir.MemRefType(out.type).rank
@@ -234,7 +242,11 @@ class TileProgram(TileSpace):
             if name in compute.attributes:
                 del compute.attributes[name]
         self.recipe.on_sram_tiles(compute, problem)
-        if self.accumulators and last:
+        if self.accumulators and last and REQUANTIZE in problem.details:
+            step = problem.details[REQUANTIZE]
+            scales = self.compute_view("scales", t, index) if "scales" in self.staged else None
+            npu.RequantizeOp(accumulator, out, step.scale, step.zero_point, scales=scales)
+        elif self.accumulators and last:
             linalg.copy(accumulator, outs=[out])   # rounded once, to the output type
 
     def accumulator_view(self, t, out: ir.Value) -> ir.Value:
@@ -252,6 +264,8 @@ class TileProgram(TileSpace):
         into several tiles: partial sums stay fp32 in SRAM, rounded once."""
         steps = math.prod(self.trips[d] for d, dim in enumerate(self.problem.dims)
                           if dim.reduction)
+        if REQUANTIZE in self.problem.details:   # int32, requantised into the output
+            return ir.IntegerType.get_signless(32)
         element = self.problem.output.element_type
         if self.recipe.matrix_unit and steps > 1 and isinstance(element,
                                                                   (ir.F16Type, ir.BF16Type)):
@@ -265,6 +279,12 @@ class TileProgram(TileSpace):
         and the deallocations after it."""
         root = self.loop if self.loop is not None else self.op
         pipelined = self.loop is not None and self.stages > 1
+        if REQUANTIZE in self.problem.details:
+            # The int8 buffer of the folded requantisation is allocated after
+            # the op: the tile program stores into it, so it comes first.
+            allocation = self.problem.output.value.owner
+            if not list(allocation.operands):
+                allocation.move_before(root.operation if hasattr(root, "operation") else root)
         with ir.InsertionPoint(root):
             self.allocate()
             self.fill_padding_once()

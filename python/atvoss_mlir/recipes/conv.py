@@ -12,6 +12,7 @@ from mlir.dialects import linalg
 
 from ..dialects import npu
 from .absorbed import output_init_or_bias, window_input
+from .requantize import with_requantize
 from .problem import (STRATEGY_ATTR, LoopDim, OperandTile, Recipe, Strided, Tiled, TilingProblem,
                       Whole, Window, built_op, copy_npu_attributes, element_bytes,
                       with_fp32_accumulator, matrix_cycles, ints, ins_outs, optional_attr,
@@ -72,8 +73,9 @@ def conv_problem(op, target) -> TilingProblem:
                             {"strides": strides, "dilations": dilations, "kernel": (kh, kw),
                              "strategy": strategy, "gemm": gemm})
     problem.absorbed_ops += absorbed
-    return output_init_or_bias(with_fp32_accumulator(problem, target.pipeline_stages), 3,
-                               fold_bias=target.fusion >= 1)
+    return with_requantize(
+        output_init_or_bias(with_fp32_accumulator(problem, target.pipeline_stages), 3,
+                            fold_bias=target.fusion >= 1), 3, target)
 
 
 class Conv2dRecipe(Recipe):

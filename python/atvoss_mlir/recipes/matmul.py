@@ -9,6 +9,7 @@ from mlir.dialects import linalg
 
 from ..dialects import npu
 from .absorbed import output_init, output_init_or_bias
+from .requantize import with_requantize
 from .sram_ops import accumulation_start, dataflow_of, epilogue, in_sram, view_sizes
 from .tile_ir import subview
 from .problem import (ACCUMULATOR_TYPES, MATRIX_TYPES, LoopDim, OperandTile, Recipe, Tiled,
@@ -51,9 +52,9 @@ def matmul_problem(op, target) -> TilingProblem:
                 OperandTile("output", out, (Tiled(0), Tiled(1)), is_output=True)]
     def gemm(t):
         return t[0], t[1], t[2], int8
-    return output_init_or_bias(with_fp32_accumulator(TilingProblem(
+    return with_requantize(output_init_or_bias(with_fp32_accumulator(TilingProblem(
         op, MATMUL, dims, operands, matrix_cycles(gemm, target), details={"gemm": gemm}),
-        target.pipeline_stages), 1, fold_bias=target.fusion >= 1)
+        target.pipeline_stages), 1, fold_bias=target.fusion >= 1), 1, target)
 
 
 def batch_matmul_problem(op, target) -> TilingProblem:

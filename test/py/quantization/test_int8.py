@@ -304,3 +304,24 @@ def test_sixteen_bit_quantisation_is_a_located_error():
         atvoss_mlir.compile(model)
     message = str(failure.value)
     assert "q16" in message and "int16 quantisation is not supported" in message
+
+
+@pytest.mark.parametrize("target", ["npu", "npu -tile-max=32", "npu -pipeline-stages=1"])
+def test_requantisation_is_the_tile_programs_epilogue(target):
+    """The int32 accumulator stays in SRAM (split reduction included) and only
+    the int8 result is written to DRAM."""
+    a = integers(np.int8, (64, 96))
+    scales = weight_scales(True, 80)
+    initializers = {
+        "as": np.array(0.03, np.float32), "az": np.array(-2, np.int8),
+        "w": integers(np.int8, (96, 80)), "ws": scales, "wz": np.zeros(80, np.int8),
+        "ys": np.array(0.9, np.float32), "yz": np.array(3, np.int8)}
+    node = helper.make_node("QLinearMatMul", ["a", "as", "az", "w", "ws", "wz", "ys", "yz"],
+                            ["y"])
+    model = model_of([node], [helper.make_tensor_value_info("a", TensorProto.INT8, a.shape)],
+                     [helper.make_tensor_value_info("y", TensorProto.INT8, None)], initializers)
+    compiled = atvoss_mlir.compile(model, target)
+    (ours,) = compiled.run({"a": a}).values()
+    assert_within_one_lsb(ours, reference(model, {"a": a})[0])
+    assert compiled.report["dram_write_bytes"] == 64 * 80
+    assert "xi32>) -> !npu.token" not in compiled.program   # no int32 DMA

@@ -1,0 +1,48 @@
+// RUN: atvoss-opt %s --npu-pipeline | FileCheck %s
+// RUN: atvoss-opt %s --npu-pipeline --target='npu -tile-max=32' | FileCheck %s --check-prefix=SPLIT
+
+// An int8 matmul accumulating into int32 from a bias, then requantised into
+// int8 (how the ONNX importer writes QLinearMatMul / a QDQ Gemm): the
+// requantisation is the tile program's epilogue. The int32 accumulator stays
+// in SRAM, npu.requantize (per-column scales here) writes the int8 tile, and
+// only int8 reaches DRAM. With the reduction split, the accumulator carries
+// the partial sums and is requantised once, after the last step.
+
+// CHECK-LABEL: func.func @matmul$requantize
+// CHECK-NOT:     memref.alloc() {{.*}}xi32>
+// CHECK:         "npu.dma_store"(%{{.*}}, %{{.*}}) {{.*}} : (memref<64x?xi8, {{.*}}, 1>, memref<64x?xi8, {{.*}}>) -> !npu.token
+// CHECK:         "npu.matmul"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {{.*}} : (memref<64x96xi8, 1>, memref<96x?xi8, {{.*}}, 1>, memref<64x?xi32, {{.*}}, 1>, memref<?xi32, {{.*}}, 1>) -> ()
+// CHECK:         "npu.requantize"(%{{.*}}, %{{.*}}, %{{.*}}) {scale = 1.000000e+00 : f64, zero_point = -3 : i64} : (memref<64x?xi32, {{.*}}, 1>, memref<64x?xi8, {{.*}}, 1>, memref<?xf32, {{.*}}, 1>) -> ()
+// CHECK-NOT:     xi32>) -> !npu.token
+
+// SPLIT-LABEL: func.func @matmul$requantize
+// SPLIT-NOT:     xi32>) -> !npu.token
+// SPLIT:         "npu.matmul"({{.*}}) {accumulate = true
+// SPLIT:         "npu.requantize"
+// SPLIT-NOT:     xi32>) -> !npu.token
+
+#identity = affine_map<(d0, d1) -> (d0, d1)>
+#column = affine_map<(d0, d1) -> (d1)>
+func.func @matmul$requantize(%a: tensor<64x96xi8>, %w: tensor<96x80xi8>, %bias: tensor<80xi32>,
+                             %scales: tensor<80xf32>) -> tensor<64x80xi8> {
+  %empty = tensor.empty() : tensor<64x80xi32>
+  %init = linalg.broadcast ins(%bias : tensor<80xi32>) outs(%empty : tensor<64x80xi32>) dimensions = [0]
+  %acc = linalg.matmul ins(%a, %w : tensor<64x96xi8>, tensor<96x80xi8>) outs(%init : tensor<64x80xi32>) -> tensor<64x80xi32>
+  %out = tensor.empty() : tensor<64x80xi8>
+  %q = linalg.generic {indexing_maps = [#identity, #column, #identity], iterator_types = ["parallel", "parallel"]}
+      ins(%acc, %scales : tensor<64x80xi32>, tensor<80xf32>) outs(%out : tensor<64x80xi8>) {
+  ^bb0(%x: i32, %s: f32, %o: i8):
+    %zp = arith.constant -3.0 : f32
+    %lo = arith.constant -128.0 : f32
+    %hi = arith.constant 127.0 : f32
+    %f = arith.sitofp %x : i32 to f32
+    %m = arith.mulf %f, %s : f32
+    %r = math.roundeven %m : f32
+    %z = arith.addf %r, %zp : f32
+    %c1 = arith.maximumf %z, %lo : f32
+    %c2 = arith.minimumf %c1, %hi : f32
+    %y = arith.fptosi %c2 : f32 to i8
+    linalg.yield %y : i8
+  } -> tensor<64x80xi8>
+  return %q : tensor<64x80xi8>
+}
