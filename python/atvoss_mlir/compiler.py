@@ -190,7 +190,7 @@ def _entry_function(module: ir.Module):
                                       module.operation.location)])
 
 
-def _with_precision(model, target: NpuTarget, calibration):
+def _with_precision(model, target: NpuTarget, calibration, remarks: list):
     if not _is_onnx(model):
         raise DiagnosticError([Diagnostic(
             "error", f"-precision={target.precision} rewrites ONNX models; this input is MLIR, "
@@ -198,7 +198,7 @@ def _with_precision(model, target: NpuTarget, calibration):
     from .frontend.onnx_model import load_model
     from .quantization.precision import apply_precision
     proto, path = load_model(model)
-    return apply_precision(proto, target, calibration, path)
+    return apply_precision(proto, target, calibration, path, remarks)
 
 
 def compile(model, target: str | NpuTarget | None = None,  # noqa: A001
@@ -210,10 +210,10 @@ def compile(model, target: str | NpuTarget | None = None,  # noqa: A001
     `calibration` (an .npz path or {input name: samples}) feeds
     -precision=int8|mixed."""
     target = target if isinstance(target, NpuTarget) else parse_target(target)
-    if target.precision != "fp32":
-        model = _with_precision(model, target, calibration)
-    context = make_context()
     pass_context = PassContext(target=target)
+    if target.precision != "fp32":
+        model = _with_precision(model, target, calibration, pass_context.diagnostics.diagnostics)
+    context = make_context()
     if tuning_db is not None:
         from .tuning.database import TuningDatabase, tuned_lookup
         pass_context.tuned_schedule = tuned_lookup(TuningDatabase(tuning_db, create=False),

@@ -18,10 +18,11 @@ def is_quantized(model: onnx.ModelProto) -> bool:
 
 
 def apply_precision(model: onnx.ModelProto, target, calibration=None,
-                    source: str | None = None) -> onnx.ModelProto:
+                    source: str | None = None, remarks: list | None = None) -> onnx.ModelProto:
     """The model to import for `target.precision`. `calibration`: the inputs'
     calibration samples (an .npz path or {name: array}), needed by int8 and
-    mixed."""
+    mixed. `remarks` receives mixed's choice: a remark per layer and one for
+    the model."""
     precision = target.precision
     if precision == "fp32":
         return model
@@ -40,5 +41,8 @@ def apply_precision(model: onnx.ModelProto, target, calibration=None,
     if precision == "int8":
         from .calibration import quantize_model
         return quantize_model(model, calibration, per_channel=True)
-    from .mixed import mixed_precision
-    return mixed_precision(model, calibration, target)
+    from .mixed import choose_precision
+    choice = choose_precision(model, calibration, target, source)
+    if remarks is not None:
+        remarks.extend(choice.remarks(source))
+    return choice.model
