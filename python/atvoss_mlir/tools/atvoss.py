@@ -185,7 +185,9 @@ def explain(remarks, source_name: str) -> str:
     first appear), each under its node's name and position."""
     groups: dict = {}
     for remark in remarks:
-        node = location_label(remark.location)
+        # -precision=mixed rewrites the model before import: its remarks name
+        # their layer in facts, not in a location.
+        node = location_label(remark.location) or remark.facts.get("node")
         position = remark.resolved_position(source_name)
         key = node or "(no model node)"
         if key not in groups:
