@@ -2,8 +2,8 @@
 of different sizes, calibrated on samples with a saturated pixel (which
 makes the early layers' int8 ranges coarse, so they are the sensitive
 ones): the result's cosine vs fp32 against the budget; budgets 0 and 1
-(every layer int8, none); the cycles/error frontier against -precision=fp16
-and int8 (cycles and outputs from the simulator, the reference from
+(every layer int8, none); the cycles/error frontier against -precision=fp32,
+fp16 and int8 (cycles and outputs from the simulator, the reference from
 onnxruntime); the compiled mixed model against onnxruntime running it;
 --explain listing every layer; the missing --calibration error."""
 
@@ -141,7 +141,7 @@ def test_mixed_is_on_the_cycles_error_frontier(choice):
     samples = calibration()["x"]
     reference = onnxruntime_outputs(cnn())
     figures = {}
-    for precision in ("fp16", "int8", "mixed"):
+    for precision in ("fp32", "fp16", "int8", "mixed"):
         compiled = atvoss_mlir.compile(cnn(), f"npu -precision={precision}",
                                        calibration=calibration())
         outputs = [compiled.run({"x": x[None]})["y"] for x in samples]
@@ -149,7 +149,7 @@ def test_mixed_is_on_the_cycles_error_frontier(choice):
         error = 1 - min(cosine(a, b) for a, b in zip(reference, outputs))
         figures[precision] = (compiled.report["total_cycles"], error)
     cycles, error = figures["mixed"]
-    for precision in ("fp16", "int8"):
+    for precision in ("fp32", "fp16", "int8"):
         other_cycles, other_error = figures[precision]
         assert not (other_cycles < cycles and other_error < error), figures
     # Neither end is the answer here: faster than fp16, more accurate than int8.
