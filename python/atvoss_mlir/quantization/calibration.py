@@ -207,6 +207,34 @@ def quantized_nodes(model: onnx.ModelProto) -> list[str]:
             and any(name in dequantized for name in node.input)]
 
 
+def _gemm_bias_as_vector(path: str) -> None:
+    """A Gemm bias C of shape [1, N] (as skl2onnx writes an MLP's intercepts)
+    saved as [N]: the same broadcast, and the shape onnxruntime's per-channel
+    quantiser expects of a bias."""
+    model = onnx.load(path)
+    initializers = {i.name: i for i in model.graph.initializer}
+    uses = {}
+    for node in model.graph.node:
+        for name in node.input:
+            uses[name] = uses.get(name, 0) + 1
+    changed = set()
+    for node in model.graph.node:
+        if node.op_type != "Gemm" or len(node.input) < 3:
+            continue
+        bias = initializers.get(node.input[2])
+        if bias is not None and len(bias.dims) == 2 and bias.dims[0] == 1 \
+                and uses[bias.name] == 1:
+            bias.dims[:] = [bias.dims[1]]
+            changed.add(bias.name)
+    if changed:
+        for info in list(model.graph.input) + list(model.graph.value_info):
+            if info.name in changed:
+                shape = info.type.tensor_type.shape
+                if len(shape.dim) == 2:
+                    shape.dim.pop(0)
+        onnx.save(model, path)
+
+
 def quantize_model(model: onnx.ModelProto, calibration, per_channel: bool = True,
                    method: str = "minmax", source: str | None = None,
                    nodes: list[str] | None = None) -> onnx.ModelProto:
@@ -273,6 +301,7 @@ def quantize_model(model: onnx.ModelProto, calibration, per_channel: bool = True
             pass
         if not os.path.exists(prepared):
             prepared = original
+        _gemm_bias_as_vector(prepared)
         options = dict(quant_format=ort_quantization.QuantFormat.QDQ, per_channel=per_channel,
                        activation_type=ort_quantization.QuantType.QUInt8,
                        weight_type=ort_quantization.QuantType.QInt8,

@@ -115,17 +115,9 @@ def test_fp32_program_gives_onnxruntimes_class_for_every_image(digits, kind):
                                atol=1e-5 * float(np.abs(reference).max()))
 
 
-# onnxruntime's per-channel quantiser (which -precision=int8 and mixed use)
-# fails on a Gemm whose bias C is [1, N], as skl2onnx writes an MLP's
-# intercepts (after onnxruntime's preparation fuses MatMul + Add into Gemm).
-PER_CHANNEL_GEMM_BIAS = pytest.mark.xfail(
-    strict=True, raises=DiagnosticError,
-    reason="onnxruntime's per-channel quantiser fails on a Gemm whose C is [1, N]")
-
-
 @pytest.mark.parametrize("kind,precision", [
     ("mlp", "fp16"), ("mlp", "int8"),
-    pytest.param("mlp", "mixed", marks=PER_CHANNEL_GEMM_BIAS),
+    ("mlp", "mixed"),
     ("cnn", "fp16"), ("cnn", "int8"), ("cnn", "mixed")])
 def test_top1_within_one_point_of_fp32(digits, kind, precision):
     case = digits[kind]
@@ -157,7 +149,7 @@ def test_int8_program_within_one_step_of_onnxruntime(digits, kind):
     assert np.mean(steps < 1e-3) >= 0.999
 
 
-@pytest.mark.parametrize("kind", [pytest.param("mlp", marks=PER_CHANNEL_GEMM_BIAS), "cnn"])
+@pytest.mark.parametrize("kind", ["mlp", "cnn"])
 def test_precision_int8_target_quantises_per_channel(digits, kind):
     """-precision=int8 quantises the fp32 model itself (per-channel weights)
     from the same calibration file."""
