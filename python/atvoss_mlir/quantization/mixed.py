@@ -30,6 +30,8 @@ DequantizeLinear meets an fp16 node. Scales stay float32.
 from __future__ import annotations
 
 import dataclasses
+import os
+import tempfile
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,7 +40,7 @@ import onnx.version_converter
 from onnx import helper
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourcePosition
-from .calibration import load_calibration, quantize_model
+from .calibration import _quiet, load_calibration, quantize_model
 from .fp16 import to_fp16
 
 LAYER_OPS = ("Conv", "MatMul", "Gemm")
@@ -56,10 +58,11 @@ QDQ = ("QuantizeLinear", "DequantizeLinear")
 class Layer:
     name: str
     op_type: str
-    index: int                  # position in the model (its line in locations)
+    index: int | None           # position in the given model (its line in locations)
     error: float = 0.0          # 1 - worst cosine with this layer alone in int8
     fp16_cycles: int = 0
     int8_cycles: int = 0
+    quantizable: bool = True    # onnxruntime's quantiser quantises it
     taken: bool = False         # by the greedy
     int8: bool = False          # in the result
     tried_cosine: float | None = None   # the model's when the greedy tried this layer
@@ -96,7 +99,9 @@ class MixedPrecision:
         remarks = []
         for layer in self.layers:
             why = ""
-            if not layer.int8 and layer.saved <= 0:
+            if not layer.quantizable:
+                why = " (onnxruntime's quantiser leaves it in float)"
+            elif not layer.int8 and layer.saved <= 0:
                 why = " (int8 saves no cycles in its node)"
             elif not layer.int8 and layer.taken:
                 why = " (taken by the greedy, whose model is not the fastest within the budget)"
@@ -106,7 +111,8 @@ class MixedPrecision:
             remarks.append(Diagnostic(
                 "remark", f"-precision=mixed: {precision}{why}; error {layer.error:.2e} with this "
                 f"layer alone in int8; {layer.int8_cycles} cycles in int8, {layer.fp16_cycles} in "
-                f"fp16", position=SourcePosition(where, layer.index + 1, 1),
+                f"fp16", position=None if layer.index is None else
+                SourcePosition(where, layer.index + 1, 1),
                 facts={"node": layer.name, "precision": precision, "error": layer.error,
                        "int8_cycles": layer.int8_cycles, "fp16_cycles": layer.fp16_cycles}))
         taken = sum(layer.int8 for layer in self.layers)
@@ -140,14 +146,16 @@ def choose_precision(model: onnx.ModelProto, calibration, target,
     the choice. `calibration`: an .npz path or {input name: samples}.
     Raises DiagnosticError."""
     model = _named(model)
-    # Remarks point at the layers' lines in the given model.
+    # Remarks point at the layers' lines in the given model; onnxruntime names
+    # a node it fuses after the first one ('MatMul/MatMulAddFusion').
     lines = {node.name: index for index, node in enumerate(model.graph.node)}
-    model = _opset13(model)
     samples = load_calibration(calibration, model)
     evaluate = _Evaluator(model, samples)
+    model = _prepared(_opset13(model))
     budget = target.accuracy_budget
-    layers = [Layer(node.name, node.op_type, lines.get(node.name, index))
-              for index, node in enumerate(model.graph.node) if node.op_type in LAYER_OPS]
+    layers = [Layer(node.name, node.op_type,
+                    lines.get(node.name, lines.get(node.name.rsplit("/", 1)[0])))
+              for node in model.graph.node if node.op_type in LAYER_OPS]
 
     def build(names) -> tuple[onnx.ModelProto, float]:
         """The model with `names` in int8, the rest fp16, and its cosine."""
@@ -172,10 +180,12 @@ def choose_precision(model: onnx.ModelProto, calibration, target,
         candidates.append(int8)
         for layer in layers:
             layer.fp16_cycles, layer.int8_cycles = by_layer[layer.name], int8_by_layer[layer.name]
-            layer.error = 1.0 - build([layer.name])[1]
+            alone, cosine_alone = build([layer.name])
+            layer.error = 1.0 - cosine_alone
+            layer.quantizable = _dequantized_input(alone, layer.name)
         # Only the accepted model is kept: a large model's copies would not fit.
         chosen, accepted = [], None
-        for layer in sorted((layer for layer in layers if layer.saved > 0),
+        for layer in sorted((layer for layer in layers if layer.saved > 0 and layer.quantizable),
                             key=lambda layer: -layer.saved / max(layer.error, 1e-12)):
             trial, layer.tried_cosine = build(chosen + [layer.name])
             if layer.tried_cosine >= budget:
@@ -208,6 +218,31 @@ def _opset13(model: onnx.ModelProto) -> onnx.ModelProto:
         raise DiagnosticError([Diagnostic(
             "error", f"-precision=mixed: the opset {opset} model cannot be converted to opset 13, "
             f"which per-channel int8 needs: {type(error).__name__}: {error}")]) from None
+
+
+def _prepared(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model as onnxruntime's preparation for quantisation leaves it
+    (quantize_model prepares it too): BatchNormalization folded into Conv,
+    MatMul + Add fused into a Gemm named after the MatMul. Prepared here first,
+    the layers have the names the quantiser selects them by."""
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+    with tempfile.TemporaryDirectory(prefix="atvoss-mixed-") as directory, _quiet():
+        original = os.path.join(directory, "model.onnx")
+        prepared = os.path.join(directory, "prepared.onnx")
+        onnx.save(model, original)
+        try:
+            quant_pre_process(original, prepared, skip_symbolic_shape=True)
+        except Exception:  # noqa: BLE001 - quantize_model quantises such a model as given
+            return model
+        return onnx.load(prepared) if os.path.exists(prepared) else model
+
+
+def _dequantized_input(model: onnx.ModelProto, name: str) -> bool:
+    """Whether node `name` reads a DequantizeLinear's output."""
+    producers = {out: node.op_type for node in model.graph.node for out in node.output}
+    node = next((n for n in model.graph.node if n.name == name), None)
+    return node is not None and bool(node.input) and \
+        producers.get(node.input[0]) == "DequantizeLinear"
 
 
 def _named(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -196,6 +196,34 @@ def test_explain_lists_every_layer(tmp_path, capsys):
                      r"fp32 0\.999\d+ .*budget 0\.999", summary[0])
 
 
+def test_layers_onnxruntime_fuses_keep_their_place():
+    """onnxruntime's preparation fuses MatMul + Add into a Gemm named
+    'fc1/MatMulAddFusion': that layer is quantised alone when measured, and
+    its remark points at the MatMul's line."""
+    rng = np.random.default_rng(2)
+    weights = {"w1": rng.standard_normal((32, 64)) * 0.2, "b1": rng.standard_normal(64) * 0.1,
+               "w2": rng.standard_normal((64, 10)) * 0.1, "b2": rng.standard_normal(10) * 0.1}
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"], name="fc1"),
+             helper.make_node("Add", ["h", "b1"], ["hb"], name="bias1"),
+             helper.make_node("Relu", ["hb"], ["r"], name="relu"),
+             helper.make_node("MatMul", ["r", "w2"], ["o"], name="fc2"),
+             helper.make_node("Add", ["o", "b2"], ["y"], name="bias2")]
+    graph = helper.make_graph(
+        nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 10])],
+        [numpy_helper.from_array(value.astype(np.float32), name)
+         for name, value in weights.items()])
+    mlp = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    samples = {"x": np.random.default_rng(3).standard_normal((16, 32)).astype(np.float32)}
+    result = choose_precision(mlp, samples, parse_target(target(0.0)), "mlp.onnx")
+    assert [(layer.name, layer.index) for layer in result.layers] == \
+        [("fc1/MatMulAddFusion", 0), ("fc2/MatMulAddFusion", 3)]
+    assert all(layer.quantizable and layer.error > 0 for layer in result.layers)
+    # Each alone in int8 errs differently: each was quantised, not neither.
+    assert result.layers[0].error != result.layers[1].error
+    assert [r.position.line for r in result.remarks("mlp.onnx")[:2]] == [1, 4]
+
+
 def test_mixed_without_calibration_is_an_error(tmp_path, capsys):
     path = tmp_path / "cnn.onnx"
     onnx.save(cnn(), path)
