@@ -350,7 +350,6 @@ def _fp16_outside_int8(qdq: onnx.ModelProto) -> onnx.ModelProto:
     island_ids = {id(node) for node in island}
     initializers = {tensor.name: tensor for tensor in graph.initializer}
     graph_inputs = [info for info in graph.input if info.name not in initializers]
-    input_names = {info.name for info in graph_inputs}
     rest_reads = {name for node in rest for name in node.input if name}
     island_reads = {name for node in island for name in node.input if name}
     # What the islands give the rest and take from it.
