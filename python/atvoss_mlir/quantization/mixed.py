@@ -48,6 +48,11 @@ LAYER_OPS = ("Conv", "MatMul", "Gemm")
 # already: after an int8 layer they stay in int8 instead of crossing to fp16.
 FOLLOWERS = ("Relu", "Clip", "MaxPool", "Reshape", "Transpose", "Flatten", "Squeeze",
              "Unsqueeze", "Slice")
+# onnxruntime quantises these whatever their inputs: they are taken in int8
+# only when every input they compute on comes out of int8 layers (a residual
+# Add of two), which spares the Casts, DequantizeLinears and QuantizeLinears
+# two int8 layers around an fp16 node would need.
+JOINS = ("Add", "Mul", "Concat", "GlobalAveragePool", "AveragePool")
 # Nodes whose cycles count as their layer's: folded into it (BatchNormalization)
 # or into its requantisation (Relu, Clip) in int8.
 EPILOGUES = ("BatchNormalization", "Relu", "Clip")
@@ -311,10 +316,28 @@ def _build(model: onnx.ModelProto, calibration, int8_layers: list[str],
     """`model` with `int8_layers` in int8 and the rest in fp16."""
     if not int8_layers:
         return to_fp16(model)
-    followers = [node.name for node in model.graph.node if node.op_type in FOLLOWERS]
     qdq = quantize_model(model, calibration, per_channel=True, source=source,
-                         nodes=list(int8_layers) + followers)
+                         nodes=_int8_nodes(model, int8_layers))
     return _fp16_outside_int8(qdq)
+
+
+def _int8_nodes(model: onnx.ModelProto, int8_layers: list[str]) -> list[str]:
+    """The nodes for onnxruntime's quantiser: the layers, every FOLLOWER
+    (it quantises them only after a quantised tensor) and the JOINS whose
+    every input computed on is an int8 layer's output (after followers)."""
+    constants = {tensor.name for tensor in model.graph.initializer}
+    chosen, int8_tensors, nodes = set(int8_layers), set(), []
+    for node in model.graph.node:     # in topological order, as ONNX wants
+        data = [name for name in node.input if name and name not in constants]
+        if node.op_type in FOLLOWERS:
+            nodes.append(node.name)
+            if data and data[0] in int8_tensors:
+                int8_tensors.update(node.output)
+        elif node.name in chosen or (node.op_type in JOINS and data and
+                                     all(name in int8_tensors for name in data)):
+            nodes.append(node.name)
+            int8_tensors.update(node.output)
+    return nodes
 
 
 def _fp16_outside_int8(qdq: onnx.ModelProto) -> onnx.ModelProto:

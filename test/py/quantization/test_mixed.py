@@ -100,6 +100,12 @@ def int8_convs(model: onnx.ModelProto) -> dict[str, bool]:
     return found
 
 
+def reads_dequantized(model: onnx.ModelProto, name: str) -> list[bool]:
+    producers = {out: node.op_type for node in model.graph.node for out in node.output}
+    node = next(node for node in model.graph.node if node.name == name)
+    return [producers.get(value) == "DequantizeLinear" for value in node.input]
+
+
 @pytest.fixture(scope="module")
 def choice():
     return choose_precision(cnn(), calibration(), parse_target(target()), "cnn.onnx")
@@ -115,6 +121,10 @@ def test_default_budget_mixes_and_keeps_the_cosine(choice):
         {"conv1": False, "conv2": False, "conv3": True, "conv4": True}
     assert int8_convs(choice.model) == {"conv1": False, "conv2": False, "conv3": True,
                                         "conv4": True}
+    # The residual Add reads conv2's fp16 output: it stays fp16 (a Cast from
+    # conv3's DequantizeLinear); the pool after conv4 is int8.
+    assert reads_dequantized(choice.model, "add3") == [False, False]
+    assert reads_dequantized(choice.model, "gap") == [True]
     errors = {layer.name: layer.error for layer in choice.layers}
     assert min(errors["conv1"], errors["conv2"]) > max(errors["conv3"], errors["conv4"])
     # conv1 and conv2 were tried and refused: each would break the budget.
@@ -130,9 +140,14 @@ def test_budget_zero_takes_every_layer_one_takes_none(budget):
     assert [layer.int8 for layer in result.layers] == [every] * 4
     assert int8_convs(result.model) == {name: every for name in LAYERS}
     # int8 makes every layer's node faster here, so the greedy takes them
-    # all at budget 0 (the int8 model, faster still, is the result).
+    # all at budget 0; the residual Add and the pool, all of whose inputs
+    # are then int8, are quantised with them.
     assert all(layer.saved > 0 for layer in result.layers)
     assert all(layer.taken == every for layer in result.layers)
+    if every:
+        greedy = next(c for c in result.candidates if c.name == "per layer").model
+        assert reads_dequantized(greedy, "add3") == [True, True]
+        assert reads_dequantized(greedy, "gap") == [True]
     if not every:
         assert not any(node.op_type == "QuantizeLinear" for node in result.model.graph.node)
 
