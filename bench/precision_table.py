@@ -5,25 +5,26 @@ random weights), on the default target, simulated timing-only.
 
 Neither model has a data set: both are calibrated on random normal inputs
 (`--samples`, seed 1) and their errors are measured on other random normal
-inputs (`--evaluate`, seed 2), against onnxruntime running the fp32 model:
-
-- small_cnn: the NPU program's outputs, simulated with numerics;
-- resnet50: onnxruntime running the model each precision compiles (the
-  fp16, QDQ int8 or mixed ONNX model), since simulating ResNet-50 with
-  numerics takes minutes a sample (`--numerics resnet50` does it anyway).
+inputs (`--evaluate`, seed 2), against onnxruntime running the fp32 model.
+The NPU program's outputs are simulated with numerics (`--numerics` names
+the models for which they are; for the others the error columns are
+onnxruntime's). `ort error` is onnxruntime running the model the precision
+compiles (the fp16, QDQ int8 or mixed ONNX model): what the precision costs
+before the compiler.
 
 Each precision's ONNX model is made once (quantization.precision.apply_precision,
-as compile() does for the target's -precision) and compiled as it stands;
-its onnxruntime run and the NPU program start from the same model.
+as compile() does for the target's -precision) and compiled as it stands.
 `error` is 1 - cosine of all outputs; `max|e|` the largest absolute error,
-also as a fraction of fp32's largest output. The ratio columns divide by
-fp16's cycles and DRAM bytes (read + write). A precision is on the
+`rel` that as a fraction of fp32's largest output; `int8` counts the
+Conv/MatMul/Gemm layers in int8. `mixed:B` is -precision=mixed with
+-accuracy-budget=B (the default budget is 0.999). The ratio columns divide
+by fp16's cycles and DRAM bytes (read + write). A precision is on the
 cycles/error frontier when no other one has fewer cycles and no more error,
-or less error and no more cycles.
+or less error and no more cycles (error: the NPU program's).
 
     python bench/precision_table.py [--models small_cnn,resnet50]
-        [--precisions fp32,fp16,int8,mixed] [--samples 8] [--evaluate 4]
-        [--numerics small_cnn]
+        [--precisions fp32,fp16,int8,mixed,mixed:0.9999] [--samples 8] [--evaluate 4]
+        [--numerics small_cnn,resnet50]
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ def errors(reference: np.ndarray, ours: np.ndarray) -> dict:
     norms = np.linalg.norm(reference) * np.linalg.norm(ours)
     cosine = float(np.dot(reference, ours) / norms) if norms else 0.0
     worst = float(np.abs(ours - reference).max())
-    return {"error": 1.0 - cosine, "max": worst, "relative": worst / np.abs(reference).max()}
+    return {"error": max(0.0, 1.0 - cosine), "max": worst,
+            "relative": worst / np.abs(reference).max()}
 
 
 def int8_layers(model: onnx.ModelProto) -> str:
@@ -101,23 +103,28 @@ def int8_layers(model: onnx.ModelProto) -> str:
     return f"{len(quantized)}/{len(layers)}"
 
 
+def target_of(precision: str) -> str:
+    """`mixed:0.9999` is -precision=mixed with that -accuracy-budget."""
+    precision, _, budget = precision.partition(":")
+    return f"npu -precision={precision}" + (f" -accuracy-budget={budget}" if budget else "")
+
+
 def measure(name: str, model: onnx.ModelProto, precision: str, calibration: dict,
             evaluation: list[dict], reference: np.ndarray, numerics: bool) -> dict:
     start = time.perf_counter()
-    target = parse_target(f"npu -precision={precision}")
-    rewritten = apply_precision(model, target, calibration if precision in ("int8", "mixed")
-                                else None)
+    target = parse_target(target_of(precision))
+    rewritten = apply_precision(model, target, calibration
+                                if target.precision in ("int8", "mixed") else None)
     compiled = atvoss_mlir.compile(rewritten)
     compiled.run(timing_only=True)
     report = compiled.report
-    if numerics:
-        ours, source = npu_outputs(compiled, evaluation), "npu"
-    else:
-        ours, source = onnxruntime_outputs(rewritten, evaluation), "ort"
+    theirs = onnxruntime_outputs(rewritten, evaluation)
+    ours = npu_outputs(compiled, evaluation) if numerics else theirs
     return {"cycles": report["total_cycles"],
             "dram": report["dram_read_bytes"] + report["dram_write_bytes"],
-            "ratio": report["roofline_ratio"], "source": source,
-            "int8": int8_layers(rewritten) if precision != "fp32" else "-",
+            "ratio": report["roofline_ratio"], "source": "npu" if numerics else "ort",
+            "ort": errors(reference, theirs)["error"],
+            "int8": int8_layers(rewritten) if target.precision != "fp32" else "-",
             "seconds": time.perf_counter() - start, **errors(reference, ours)}
 
 
@@ -135,12 +142,13 @@ def main() -> None:
     parser.add_argument("--precisions", default="fp32,fp16,int8,mixed")
     parser.add_argument("--samples", type=int, default=8, help="calibration samples")
     parser.add_argument("--evaluate", type=int, default=4, help="samples the error is over")
-    parser.add_argument("--numerics", default="small_cnn",
+    parser.add_argument("--numerics", default="small_cnn,resnet50",
                         help="models whose error comes from the simulator, not onnxruntime")
     args = parser.parse_args()
     precisions = args.precisions.split(",")
-    print(f"{'model':<10} {'precision':<9} {'cycles':>12} {'DRAM bytes':>13} {'roofline':>8} "
-          f"{'error':>9} {'max|e|':>9} {'rel':>8} {'from':>4} {'int8':>6} {'cyc/fp16':>8} "
+    print(f"{'model':<10} {'precision':<12} {'cycles':>12} {'DRAM bytes':>13} {'roofline':>8} "
+          f"{'error':>9} {'max|e|':>9} {'rel':>8} {'from':>4} {'ort error':>9} {'int8':>6} "
+          f"{'cyc/fp16':>8} "
           f"{'DRAM/fp16':>9} {'seconds':>8}", flush=True)
     for name in args.models.split(","):
         model = MODELS[name]()
@@ -155,9 +163,10 @@ def main() -> None:
             fp16 = rows.get("fp16")
             cycles = f"{row['cycles'] / fp16['cycles']:.3f}" if fp16 else "-"
             dram = f"{row['dram'] / fp16['dram']:.3f}" if fp16 else "-"
-            print(f"{name:<10} {precision:<9} {row['cycles']:>12,} {row['dram']:>13,} "
+            print(f"{name:<10} {precision:<12} {row['cycles']:>12,} {row['dram']:>13,} "
                   f"{row['ratio']:>8.3f} {row['error']:>9.2e} {row['max']:>9.2e} "
-                  f"{row['relative']:>8.2e} {row['source']:>4} {row['int8']:>6} {cycles:>8} "
+                  f"{row['relative']:>8.2e} {row['source']:>4} {row['ort']:>9.2e} "
+                  f"{row['int8']:>6} {cycles:>8} "
                   f"{dram:>9} {row['seconds']:>8.1f}", flush=True)
         for precision, dominated_by in frontier(rows).items():
             where = "on the cycles/error frontier" if not dominated_by else \
