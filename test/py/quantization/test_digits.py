@@ -22,7 +22,6 @@ pytest.importorskip("sklearn")
 pytest.importorskip("skl2onnx")
 
 import atvoss_mlir  # noqa: E402
-from atvoss_mlir.diagnostics import DiagnosticError  # noqa: E402
 from atvoss_mlir.testing import digits_models  # noqa: E402
 
 BATCH = 100          # the models' fixed batch: 5 runs over the held-out images
