@@ -42,6 +42,8 @@ class CompiledModel:
     # The ONNX graph's output element types (signless integers come out of the
     # simulator signed: a uint8 output is read back as uint8), None if unknown.
     output_dtypes: list | None = None
+    # The ONNX model -precision rewrote the input into (what the program computes).
+    rewritten_model: object = None
 
     @cached_property
     def program(self) -> str:
@@ -211,8 +213,10 @@ def compile(model, target: str | NpuTarget | None = None,  # noqa: A001
     -precision=int8|mixed."""
     target = target if isinstance(target, NpuTarget) else parse_target(target)
     pass_context = PassContext(target=target)
+    rewritten = None
     if target.precision != "fp32":
-        model = _with_precision(model, target, calibration, pass_context.diagnostics.diagnostics)
+        model = rewritten = _with_precision(model, target, calibration,
+                                            pass_context.diagnostics.diagnostics)
     context = make_context()
     if tuning_db is not None:
         from .tuning.database import TuningDatabase, tuned_lookup
@@ -225,7 +229,8 @@ def compile(model, target: str | NpuTarget | None = None,  # noqa: A001
     fallback = [d.format(loaded.source) for d in remarks if "fallback" in d.message]
     artifact.record_metadata(module, target, loaded.input_names, loaded.output_names)
     compiled = CompiledModel(module, target, loaded.input_names, loaded.output_names, remarks,
-                             fallback, loaded.source, output_dtypes=loaded.output_dtypes)
+                             fallback, loaded.source, output_dtypes=loaded.output_dtypes,
+                             rewritten_model=rewritten)
     if loaded.input_specs is not None:
         compiled.input_specs = loaded.input_specs  # fills the cached property
     return compiled

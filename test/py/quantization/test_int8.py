@@ -6,6 +6,11 @@ least 99.9% of the elements equal, none more than 1 LSB off."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -325,3 +330,30 @@ def test_requantisation_is_the_tile_programs_epilogue(target):
     assert_within_one_lsb(ours, reference(model, {"a": a})[0])
     assert compiled.report["dram_write_bytes"] == 64 * 80
     assert "xi32>) -> !npu.token" not in compiled.program   # no int32 DMA
+
+
+def atvoss_cli(*args) -> subprocess.CompletedProcess:
+    script = os.path.join(os.path.dirname(sys.executable), "atvoss")
+    return subprocess.run([script, *args], capture_output=True, text=True, timeout=300)
+
+
+def test_run_check_compares_a_quantised_model_within_one_step(tmp_path):
+    """`atvoss run --check` on a QDQ model and at -precision=int8: against
+    onnxruntime running the quantised model, within one quantisation step
+    (the output's DequantizeLinear scale), not fp32's 1e-4."""
+    model = quantized(pattern_model("Conv"), QuantType.QInt8, True, tmp_path)
+    path = tmp_path / "model.qdq.onnx"
+    onnx.save(model, path)
+    result = atvoss_cli("run", str(path), "--check")
+    assert result.returncode == 0, result.stderr
+    assert "check y:" in result.stderr and "(ok)" in result.stderr
+    onnx.save(pattern_model("Conv"), tmp_path / "model.onnx")
+    np.savez(tmp_path / "calibration.npz",
+             x=RNG.standard_normal((4, 8, 8, 8)).astype(np.float32))
+    result = atvoss_cli("run", str(tmp_path / "model.onnx"), "--target", "npu -precision=int8",
+                        "--calibration", str(tmp_path / "calibration.npz"), "--check",
+                        "--report", "json")
+    assert result.returncode == 0, result.stderr
+    check = json.loads(result.stdout)["check"]["y"]
+    assert check["ok"] and check["rtol"] == 0.0
+    assert 0 < check["atol"] < 0.1   # one step of the output's scale
