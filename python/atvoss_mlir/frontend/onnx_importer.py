@@ -73,9 +73,9 @@ def _unsigned_refusal(what: str, dtype) -> str:
 
 # Ops of other domains with a handler: onnxruntime's QGemm, which qdq_fusion
 # also writes for DequantizeLinear -> Gemm -> QuantizeLinear.
-OTHER_DOMAIN_OPS = {("com.microsoft", "QGemm")}
+OTHER_DOMAIN_OPS = {("com.microsoft", "QGemm"), ("com.microsoft", "QLinearAdd")}
 # Ops that read a uint8 tensor as quantised data.
-QUANTIZED_READERS = {"DequantizeLinear", "QLinearConv", "QLinearMatMul", "QGemm",
+QUANTIZED_READERS = {"DequantizeLinear", "QLinearConv", "QLinearMatMul", "QGemm", "QLinearAdd",
                      "ConvInteger", "MatMulInteger"}
 
 

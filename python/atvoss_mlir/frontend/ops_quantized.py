@@ -381,6 +381,36 @@ def qgemm(node):
     return [integer_matmul(node, a, weight, bias, scale, scalar_zero_point(y_q, "the output"))]
 
 
+@handles("QLinearAdd")
+def qlinear_add(node):
+    """com.microsoft QLinearAdd: int8 `quantize(dequantize(a) + dequantize(b))`
+    in f32 (what DequantizeLinear -> Add -> QuantizeLinear computes): one
+    generic, which the vector unit runs as dequantise, add and quantise on SRAM
+    tiles, when a and b have one shape; with broadcasting, three generics."""
+    a_q, b_q, y_q = quantization(node, 1, 2), quantization(node, 4, 5), quantization(node, 6, 7)
+    if any(q.scale.size != 1 or q.zero_point.size != 1 for q in (a_q, b_q, y_q)):
+        raise ImportFailure("per-axis scales are not supported")
+    left, right = quantized_value(node, 0), quantized_value(node, 3)
+    if b.shape_of(left) != b.shape_of(right):
+        total = b.elementwise([dequantize(left, a_q.scale, a_q.zero_point),
+                               dequantize(right, b_q.scale, b_q.zero_point)],
+                              lambda v: arith.addf(v[0], v[1]))
+        return [quantize(total, y_q.scale, y_q.zero_point)]
+    f32 = ir.F32Type.get()
+
+    def scalar(array):
+        return b.scalar(float(np.asarray(array).reshape(())), f32)
+
+    def real(value, q):
+        return arith.mulf(arith.subf(arith.sitofp(f32, value), scalar(q.zero_point)),
+                          scalar(q.scale))
+
+    def body(args):
+        total = arith.addf(real(args[0], a_q), real(args[1], b_q))
+        return _saturate_to_i8(arith.divf(total, scalar(y_q.scale)), scalar(y_q.zero_point))
+    return [b.elementwise([left, right], body, i8())]
+
+
 @handles("MatMulInteger")
 def matmul_integer(node):
     a_q = Quantization(np.ones((), np.float32), _zero_point(node, 2), False)

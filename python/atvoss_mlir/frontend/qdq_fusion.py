@@ -6,6 +6,8 @@ rewritten, before import, into ops that compute on the 8-bit tensors.
   whose only use is a QuantizeLinear become QLinearConv, QLinearMatMul and
   com.microsoft QGemm: an int8 product with an int32 accumulator and a
   requantising epilogue (`ops_quantized`).
+- An Add of two tensors dequantised per tensor and quantised after it (a
+  residual add) becomes com.microsoft QLinearAdd: int8 in, int8 out.
 - Ops that only move or select elements (MaxPool, Reshape, Transpose, Concat,
   ...) between a DequantizeLinear and a QuantizeLinear of the same scale and
   zero point run on the 8-bit tensor itself.
@@ -227,6 +229,15 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
             node.output[0], old = q.output[0], node.output[0]
             replaced[nodes.index(q)] = helper.make_node(
                 "Identity", [q.output[0]], [f"{old}.unused"], name=q.name)
+        elif node.op_type == "Add" and q is not None and _per_tensor_add(graph, node, q):
+            a, b = (graph.dequantized(name) for name in node.input)
+            inputs = [a.input[0], *_q_inputs(a, graph, f"{node.name or index}.a_zero_point"),
+                      b.input[0], *_q_inputs(b, graph, f"{node.name or index}.b_zero_point"),
+                      *_q_inputs(q, graph, f"{node.name or index}.y_zero_point")]
+            replaced[index] = helper.make_node("QLinearAdd", inputs, [q.output[0]],
+                                               name=node.name, domain="com.microsoft")
+            replaced[nodes.index(q)] = helper.make_node(
+                "Identity", [q.output[0]], [f"{q.output[0]}.unused"], name=q.name)
         elif node.op_type in FLOAT_REMARK_OPS and any(graph.dequantized(i) for i in node.input):
             remarks.append(_remark(path, index, node, "no int8 form here"))
     if not replaced:
@@ -239,6 +250,14 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
             not any(o.domain == "com.microsoft" for o in model_copy.opset_import):
         model_copy.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     return model_copy, remarks
+
+
+def _per_tensor_add(graph: QdqGraph, node: onnx.NodeProto, q: onnx.NodeProto) -> bool:
+    """An Add of two dequantised tensors, every scale and zero point one constant."""
+    dqs = [graph.dequantized(name) for name in node.input]
+    params = [graph.params(n) for n in dqs + [q] if n is not None]
+    return len(node.input) == 2 and all(dqs) and len(params) == 3 and \
+        all(p is not None and p[0].size == 1 and p[1].size == 1 for p in params)
 
 
 def _moves_exactly(graph: QdqGraph, node: onnx.NodeProto, q: onnx.NodeProto) -> bool:

@@ -20,7 +20,8 @@ from .problem import (INIT_ATTR, VECTOR_TYPES, LoopDim, OperandTile, Recipe, Til
 from .sram_ops import full_rank_view, in_sram, scratch, sram_buffer, view_sizes
 from .tile_ir import subview
 from .vector_body import (COMMUTATIVE, FLOAT_TYPES, SWAPPED, ActivationStep, BinaryStep,
-                          CompareStep, CopyStep, QuantizeStep, Ref, SelectStep, body_program,
+                          CompareStep, CopyStep, QuantizedAddStep, QuantizeStep, Ref, SelectStep,
+                          body_program,
                           step_constants)
 
 NAMED_BINARY = {"linalg.add": "add", "linalg.sub": "sub", "linalg.mul": "mul",
@@ -76,7 +77,8 @@ def is_broadcast(affine_map: ir.AffineMap) -> bool:
 
 def step_cycles(steps, elements: int, target) -> int:
     """The vector-unit cycles of a chain of steps on tiles of `elements`."""
-    return sum(vector_kind_cycles(getattr(step, "kind", "none"), elements, target)
+    return sum(vector_cycles(elements, target, step.passes) if hasattr(step, "passes") else
+               vector_kind_cycles(getattr(step, "kind", "none"), elements, target)
                for step in steps) or vector_cycles(elements, target)
 
 
@@ -109,7 +111,7 @@ def elementwise_problem(op, target) -> TilingProblem:
     converts = steps == [CopyStep(Ref("in", 0))] and len(inputs) == 1 \
         and {type_name(inputs[0]), element} <= set(FLOAT_TYPES) - {"f64"}
     # A quantisation step checked its own types (vector_body.quantization_step).
-    converts = converts or isinstance(steps[0], QuantizeStep)
+    converts = converts or isinstance(steps[0], (QuantizeStep, QuantizedAddStep))
     conditions = {s.condition.value for s in steps if isinstance(s, SelectStep)}
     operands = []
     for i, (value, affine_map) in enumerate(zip(inputs, maps)):
@@ -139,8 +141,11 @@ def elementwise_problem(op, target) -> TilingProblem:
         alignment = target.sram_alignment
         tile_bytes = -(-math.prod(t) * element_bytes(operands[-1].element_type) // alignment) \
             * alignment
-        # A scratch tile per step but the last, and per tile transposed in SRAM.
-        return (max(0, n_steps - 1) + transposed) * tile_bytes \
+        # A scratch tile per step but the last, and per tile transposed in SRAM;
+        # the f32 tiles of a quantised add.
+        scratch = sum(getattr(step, "scratch_tiles", 0) for step in steps)
+        f32_bytes = -(-math.prod(t) * 4 // alignment) * alignment
+        return (max(0, n_steps - 1) + transposed) * tile_bytes + scratch * f32_bytes \
             + len(constants) * target.sram_alignment
     return TilingProblem(op, ELEMENTWISE, dims, operands,
                          lambda t: step_cycles(steps, math.prod(t), target)
@@ -272,6 +277,13 @@ class ElementwiseRecipe(Recipe):
                                      clip_min=step.clip_min, clip_max=step.clip_max)
                 elif isinstance(step, CompareStep):
                     npu.CompareOp(value(step.lhs), value(step.rhs), result, step.kind)
+                elif isinstance(step, QuantizedAddStep):
+                    reals = []
+                    for ref, (scale, zero_point) in zip((step.lhs, step.rhs), step.inputs):
+                        reals.append(loop_order_tile(ir.F32Type.get()))
+                        npu.DequantizeOp(value(ref), reals[-1], scale, zero_point)
+                    npu.ElementwiseOp(reals[0], reals[1], reals[0], "add")
+                    npu.RequantizeOp(reals[0], result, step.scale, step.zero_point, divide=True)
                 elif isinstance(step, QuantizeStep) and step.kind == "dequantize":
                     npu.DequantizeOp(value(step.source), result, step.scale, step.zero_point)
                 elif isinstance(step, QuantizeStep):

@@ -73,6 +73,22 @@ class QuantizeStep:
 
 
 @dataclass
+class QuantizedAddStep:
+    """int8 a + b through f32: each input dequantised (npu.dequantize) into an
+    f32 scratch tile, added, and quantised (npu.requantize with divide)."""
+    lhs: Ref
+    rhs: Ref
+    result: Ref
+    inputs: tuple        # ((scale, zero point) of lhs, (scale, zero point) of rhs)
+    scale: float         # of the output
+    zero_point: int
+
+    kind = "quantized_add"
+    scratch_tiles = 2    # f32
+    passes = 4           # two dequantisations, the add, the quantisation
+
+
+@dataclass
 class CompareStep:
     kind: str            # eq, ne, lt, le, gt, ge: an i1 result
     lhs: Ref
@@ -231,8 +247,74 @@ def quantization_step(block: ir.Block, n_inputs: int) -> QuantizeStep | None:
     return QuantizeStep(kind, Ref("in", 0), Ref("tmp", 0), scale, int(zero_point), scales)
 
 
+def quantized_add_step(block: ir.Block, n_inputs: int) -> QuantizedAddStep | None:
+    """The body as a QuantizedAddStep: the form frontend/ops_quantized writes
+    for QLinearAdd (`(x - zp) * s` of each i8 input, summed, divided by the
+    output scale, rounded, shifted and saturated to i8), constants folded or not."""
+    if n_inputs != 2 or any(str(a.type) != "i8" for a in block.arguments[:2]):
+        return None
+    yielded = list(block.operations)[-1].operands
+    if len(yielded) != 1:
+        return None
+
+    def producer(value, name):
+        if isinstance(value, ir.OpResult) and value.owner.name == name \
+                and value.owner.parent == block.owner:
+            return value.owner
+        return None
+
+    def scalar(value):
+        constant = constant_value(value)
+        return None if constant is None else float(constant)
+
+    chain = []
+    value = yielded[0]
+    for name in ("arith.fptosi", "arith.minimumf", "arith.maximumf", "arith.addf",
+                 "math.roundeven", "arith.divf"):
+        op = producer(value, name)
+        if op is None:
+            return None
+        chain.append(op)
+        value = op.operands[0]
+    fptosi, minimum, maximum, shift, _, divide = chain
+    if str(fptosi.results[0].type) != "i8" or scalar(minimum.operands[1]) != 127.0 \
+            or scalar(maximum.operands[1]) != -128.0:
+        return None
+    zero_point, scale = scalar(shift.operands[1]), scalar(divide.operands[1])
+    total = producer(value, "arith.addf")
+    if zero_point is None or zero_point != int(zero_point) or scale is None or total is None:
+        return None
+
+    def dequantized(value):
+        """(argument index, scale, zero point) of `(sitofp(arg) - zp) * s`."""
+        scale_, zero = 1.0, 0.0
+        op = producer(value, "arith.mulf")
+        if op is not None:
+            scale_, value = scalar(op.operands[1]), op.operands[0]
+        op = producer(value, "arith.subf")
+        if op is not None:
+            zero, value = scalar(op.operands[1]), op.operands[0]
+        op = producer(value, "arith.sitofp")
+        if op is None or scale_ is None or zero is None or zero != int(zero):
+            return None
+        argument = op.operands[0]
+        if argument not in list(block.arguments[:2]):
+            return None
+        return list(block.arguments).index(argument), scale_, int(zero)
+
+    parts = [dequantized(v) for v in total.operands]
+    if None in parts or sorted(p[0] for p in parts) != [0, 1]:
+        return None
+    parts.sort()
+    return QuantizedAddStep(Ref("in", 0), Ref("in", 1), Ref("tmp", 0),
+                            tuple((p[1], p[2]) for p in parts), scale, int(zero_point))
+
+
 def body_program(block: ir.Block, n_inputs: int) -> list:
     """The vector-unit steps computing a linalg.generic body."""
+    added = quantized_add_step(block, n_inputs)
+    if added is not None:
+        return [added]
     quantization = quantization_step(block, n_inputs)
     if quantization is not None:
         return [quantization]
