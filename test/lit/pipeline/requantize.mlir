@@ -10,9 +10,9 @@
 
 // CHECK-LABEL: func.func @matmul$requantize
 // CHECK-NOT:     memref.alloc() {{.*}}xi32>
-// CHECK:         "npu.dma_store"(%{{.*}}, %{{.*}}) {{.*}} : (memref<64x?xi8, {{.*}}, 1>, memref<64x?xi8, {{.*}}>) -> !npu.token
-// CHECK:         "npu.matmul"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {{.*}} : (memref<64x96xi8, 1>, memref<96x?xi8, {{.*}}, 1>, memref<64x?xi32, {{.*}}, 1>, memref<?xi32, {{.*}}, 1>) -> ()
-// CHECK:         "npu.requantize"(%{{.*}}, %{{.*}}, %{{.*}}) {scale = 1.000000e+00 : f64, zero_point = -3 : i64} : (memref<64x?xi32, {{.*}}, 1>, memref<64x?xi8, {{.*}}, 1>, memref<?xf32, {{.*}}, 1>) -> ()
+// CHECK:         "npu.dma_store"(%{{.*}}, %{{.*}}) {{.*}} : (memref<{{.*}}xi8{{.*}}, 1>, memref<{{.*}}xi8{{.*}}>) -> !npu.token
+// CHECK:         "npu.matmul"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {{.*}} : (memref<{{.*}}xi8{{.*}}, 1>, memref<{{.*}}xi8{{.*}}, 1>, memref<{{.*}}xi32{{.*}}, 1>, memref<{{.*}}xi32{{.*}}, 1>) -> ()
+// CHECK:         "npu.requantize"(%{{.*}}, %{{.*}}, %{{.*}}) {scale = 1.000000e+00 : f64, zero_point = -3 : i64} : (memref<{{.*}}xi32{{.*}}, 1>, memref<{{.*}}xi8{{.*}}, 1>, memref<{{.*}}xf32{{.*}}, 1>) -> ()
 // CHECK-NOT:     xi32>) -> !npu.token
 
 // SPLIT-LABEL: func.func @matmul$requantize
