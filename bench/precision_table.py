@@ -1,7 +1,8 @@
 """Cycles, DRAM bytes, roofline ratio and output error against fp32 per
 precision (-precision=fp32|fp16|int8|mixed) of the bundled CNN
 (examples/small_cnn.onnx, 32x32) and ResNet-50 (bench/zoo.py, 224x224,
-random weights), on the default target, simulated timing-only.
+random weights), on the default target; cycles and DRAM bytes simulated
+timing-only.
 
 Neither model has a data set: both are calibrated on random normal inputs
 (`--samples`, seed 1) and their errors are measured on other random normal
