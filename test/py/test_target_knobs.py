@@ -99,6 +99,11 @@ SAME_AS_DEFAULT = {
     # The one layout transform here (a relu's NCHW result before an NHWC pool)
     # costs less folded into the relu than as an op, as NHWC always folds it.
     "layout-pref=auto": "every layout move and fold pays on this model",
+    # -precision rewrites an ONNX model before import (test/py/quantization
+    # checks what it changes); this model is linalg, whose types are its precision.
+    "precision=fp16": "it rewrites ONNX models only", "precision=int8": "it rewrites ONNX models only",
+    "precision=mixed": "it rewrites ONNX models only",
+    "accuracy-budget=0.99": "it applies to -precision=mixed on ONNX models only",
 }
 
 # A non-default value of every option (each choice of the enumerated ones). On this
@@ -110,7 +115,8 @@ VALUES = {
     "dram-bytes-per-cycle": [16], "dma-channels": [1], "dma-setup-cycles": [10],
     "dma-burst-bytes": [128], "vector-lanes": [16], "fallback-cycles-per-element": [2],
     "pipeline-stages": [1, 3], "layout-pref": ["NCHW", "auto"], "fusion": [0, 1],
-    "tile-min": [64], "tile-max": [16],
+    "tile-min": [64], "tile-max": [16], "precision": ["fp16", "int8", "mixed"],
+    "accuracy-budget": [0.99],
 }
 OPTIONS = [f"{option}={value}" for option, values in VALUES.items() for value in values]
 
