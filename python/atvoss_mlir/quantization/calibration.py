@@ -29,6 +29,7 @@ from collections.abc import Mapping
 
 import numpy as np
 import onnx
+import onnx.version_converter
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourcePosition
 from ..inputs import InputSpec, onnx_input_spec
@@ -207,6 +208,21 @@ def quantized_nodes(model: onnx.ModelProto) -> list[str]:
             and any(name in dequantized for name in node.input)]
 
 
+def opset_13(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model at opset 13 at least: below it onnxruntime's quantiser
+    writes per-channel DequantizeLinears (an axis, from opset 13) into an
+    opset 11 model, which onnxruntime then refuses to run."""
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+    if opset is None or opset >= 13:
+        return model
+    try:
+        return onnx.version_converter.convert_version(model, 13)
+    except Exception as error:  # noqa: BLE001 - the converter raises several kinds
+        raise DiagnosticError([Diagnostic(
+            "error", f"the opset {opset} model cannot be converted to opset 13, "
+            f"which per-channel int8 needs: {type(error).__name__}: {error}")]) from None
+
+
 def _gemm_bias_as_vector(path: str) -> None:
     """A Gemm bias C of shape [1, N] (as skl2onnx writes an MLP's intercepts)
     saved as [N]: the same broadcast, and the shape onnxruntime's per-channel
@@ -287,7 +303,7 @@ def quantize_model(model: onnx.ModelProto, calibration, per_channel: bool = True
         prepared = os.path.join(directory, "prepared.onnx")
         ranges = os.path.join(directory, "ranges.json")
         output = os.path.join(directory, "model.qdq.onnx")
-        onnx.save(model, original)
+        onnx.save(opset_13(model) if per_channel else model, original)
         # onnxruntime's recommended preparation: ONNX shape inference gives the
         # quantiser every tensor's type and shape (a tensor of unknown shape is
         # not quantised) and its basic optimisations fold BatchNormalization

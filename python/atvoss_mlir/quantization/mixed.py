@@ -36,11 +36,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import onnx
-import onnx.version_converter
 from onnx import helper
 
 from ..diagnostics import Diagnostic, DiagnosticError, SourcePosition
-from .calibration import _quiet, load_calibration, quantize_model
+from .calibration import _quiet, load_calibration, opset_13, quantize_model
 from .fp16 import to_fp16
 
 LAYER_OPS = ("Conv", "MatMul", "Gemm")
@@ -156,7 +155,7 @@ def choose_precision(model: onnx.ModelProto, calibration, target,
     lines = {node.name: index for index, node in enumerate(model.graph.node)}
     samples = load_calibration(calibration, model)
     evaluate = _Evaluator(model, samples)
-    model = _prepared(_opset13(model))
+    model = _prepared(opset_13(model))
     budget = target.accuracy_budget
     layers = [Layer(node.name, node.op_type,
                     lines.get(node.name, lines.get(node.name.rsplit("/", 1)[0])))
@@ -208,21 +207,6 @@ def choose_precision(model: onnx.ModelProto, calibration, target,
     for layer in layers:
         layer.int8 = best.name == "int8" or (best.name == "per layer" and layer.taken)
     return MixedPrecision(best.model, layers, best, candidates, budget, len(samples))
-
-
-def _opset13(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The model at opset 13 at least: below it onnxruntime's quantiser
-    writes per-channel DequantizeLinears (an axis, from opset 13) into an
-    opset 11 model, which onnxruntime then refuses to run."""
-    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
-    if opset is None or opset >= 13:
-        return model
-    try:
-        return onnx.version_converter.convert_version(model, 13)
-    except Exception as error:  # noqa: BLE001 - the converter raises several kinds
-        raise DiagnosticError([Diagnostic(
-            "error", f"-precision=mixed: the opset {opset} model cannot be converted to opset 13, "
-            f"which per-channel int8 needs: {type(error).__name__}: {error}")]) from None
 
 
 def _prepared(model: onnx.ModelProto) -> onnx.ModelProto:

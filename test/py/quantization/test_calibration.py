@@ -383,3 +383,23 @@ def test_compile_and_run_pass_calibration_to_compile(files, tmp_path, monkeypatc
     assert atvoss_main(["compile", str(model_path), "-q", "--calibration", str(data_path)]) == 1
     assert f"{data_path}: note: --calibration is unused at -precision=fp32" \
         in capsys.readouterr().err
+
+
+def test_per_channel_quantisation_of_an_old_opset_model_is_valid_onnx():
+    """Per-channel DequantizeLinear takes an axis from opset 13: an opset-9
+    model is converted to 13 first, so onnx's checker and onnxruntime take it."""
+    import onnxruntime
+    from onnx import helper, numpy_helper, TensorProto
+    from atvoss_mlir.quantization.calibration import quantize_model
+    rng = np.random.default_rng(0)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w", "b"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w"),
+         numpy_helper.from_array(rng.standard_normal(4).astype(np.float32), "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)], ir_version=4)
+    quantized = quantize_model(model, {"x": rng.standard_normal((4, 3, 8, 8)).astype(np.float32)},
+                               per_channel=True)
+    onnx.checker.check_model(quantized)
+    onnxruntime.InferenceSession(quantized.SerializeToString(), providers=["CPUExecutionProvider"])
