@@ -85,14 +85,19 @@ def _fold_sum(rows: int, cols: int, streamed: int, array_rows: int, array_cols: 
     return folds * (row_weight * array_rows + array_cols + streamed - 2)
 
 
+def _dataflow_cycles(m: int, n: int, k: int, target, int8: bool) -> tuple[int, int]:
+    """(weight-stationary, output-stationary) cycles of an M x N x K GEMM."""
+    speedup = target.int8_speedup if int8 else 1
+    rows, cols = target.array_rows, target.array_cols
+    return (_fold_sum(k, n, -(-m // speedup), rows, cols, row_weight=2),
+            _fold_sum(m, n, -(-k // speedup), rows, cols, row_weight=1))
+
+
 def gemm_schedule(m: int, n: int, k: int, target, int8: bool = False,
                   dataflow: str | None = None) -> tuple[int, str]:
     """(cycles, dataflow used) of an M x N x K GEMM on the matrix unit, in
     `dataflow` when given (an op's own), else the target's."""
-    speedup = target.int8_speedup if int8 else 1
-    rows, cols = target.array_rows, target.array_cols
-    ws = _fold_sum(k, n, -(-m // speedup), rows, cols, row_weight=2)
-    os_ = _fold_sum(m, n, -(-k // speedup), rows, cols, row_weight=1)
+    ws, os_ = _dataflow_cycles(m, n, k, target, int8)
     dataflow = dataflow or target.dataflow
     if dataflow == "ws":
         return ws, "ws"
@@ -103,7 +108,15 @@ def gemm_schedule(m: int, n: int, k: int, target, int8: bool = False,
 
 def gemm_cycles(m: int, n: int, k: int, target, int8: bool = False,
                 dataflow: str | None = None) -> int:
-    return gemm_schedule(m, n, k, target, int8, dataflow)[0]
+    """gemm_schedule's cycles; for numbers or numpy arrays of GEMM shapes (the
+    tile search evaluates whole candidate spaces at once)."""
+    ws, os_ = _dataflow_cycles(m, n, k, target, int8)
+    dataflow = dataflow or target.dataflow
+    if dataflow == "ws":
+        return ws
+    if dataflow == "os":
+        return os_
+    return np.minimum(ws, os_) if isinstance(ws, np.ndarray) else min(ws, os_)
 
 
 def peak_macs_per_cycle(target, int8: bool = False) -> int:

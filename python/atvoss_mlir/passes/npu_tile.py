@@ -9,18 +9,27 @@ when only fewer stages than the target's fit) and says why in a remark. `npu-pro
 NPU cannot run stay as they are (the fallback engine runs them) with a remark
 giving the reason.
 
-Cost model (one tile = one iteration of the flattened tile loop):
+Cost model (one tile = one iteration of the flattened tile loop; tile_search.py
+states it in full, as the simulator times the tile program):
   compute(tile)  matrix ops: SCALE-Sim's closed form for a GEMM M x N x K on the
                  R x C array (weight-stationary: ceil(K/R)*ceil(N/C) folds, each
                  2R + C + M - 2 cycles; output-stationary: M on rows, K streamed);
                  vector ops: elements * taps / lanes.
-  dma(tile)      per operand: setup + bursts * burst / bandwidth, divided by the
-                 number of consecutive iterations that reuse the tile (an operand
-                 that does not depend on the innermost loops is loaded once per
-                 change: weights stay resident, accumulators stay in SRAM across
-                 the reduction loop).
-  iteration      max(compute, dma) with pipeline-stages >= 2 (the next tile's DMA
-                 overlaps this tile's compute), compute + dma with 1 stage.
+  tile shapes    along a dim the tile size does not divide, the last tile is
+                 smaller: every shape of tile counts with its own compute and
+                 DMAs, as many times as there are tiles of that shape.
+  dma(tile)      per operand: setup + bursts * burst / bandwidth. A tile is
+                 loaded when it changes (an operand that does not depend on the
+                 innermost loops is not reloaded: weights stay resident,
+                 accumulators stay in SRAM across the reduction loop), on the
+                 iterations where it changes, not spread over the others.
+  DMAs together  the DMAs of one iteration share the channels: setups on
+                 different channels overlap, transfers take the DRAM one at a
+                 time (one setup + all transfers, or all DMAs' cycles / channels,
+                 whichever is longer).
+  iteration      max(compute, DMAs) with pipeline-stages >= 2 (tile t computes
+                 while tile t+1 loads and the output tile before it is stored),
+                 compute + DMAs with 1 stage.
   working set    sum over operands of tile bytes x buffers (pipeline-stages for
                  tiles that change, 1 for resident ones) + SRAM temporaries;
                  must fit max-sram-bytes.

@@ -8,9 +8,10 @@ the whole space at once, as numpy arrays:
 
   - the quantities of one operand (tile bytes, DMA cycles of a tile) depend
     only on the tile sizes of the loop dims it is indexed by, so they are
-    computed once per combination of those sizes and gathered into the space;
+    computed once per combination of those sizes (the whole tiles' and the
+    partial ones' at the ends of the dims) and gathered into the space;
   - a tile's compute cycles and SRAM temporaries are computed once per tile
-    tuple, shared by every loop order;
+    tuple and tile shape, shared by every loop order;
   - reuse periods, buffer counts, working sets and estimated cycles are array
     expressions over (tile tuples x loop orders).
 
@@ -40,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 from mlir import ir
 
-from ..recipes.problem import element_bytes, in_place
+from ..recipes.problem import Window, element_bytes, in_place
 from .. import machine_model
 from ..target import NpuTarget
 
@@ -117,46 +118,292 @@ def working_set(problem, tiles, order, stages: int, alignment: int = 1) -> int:
     return total
 
 
+def tile_kinds(problem, tiles) -> list[tuple[tuple, int]]:
+    """The tiles of the loop nest by shape, as (tile sizes, how many): along a
+    dim whose size the tile size does not divide, the last tile is smaller
+    (and computes and moves less). The whole tiles come first, the last tile's
+    shape last."""
+    parts = []
+    for dim, tile in zip(problem.dims, tiles):
+        whole, rest = divmod(dim.size, tile)
+        parts.append([(tile, whole)] + ([(rest, 1)] if rest else []))
+    return [(tuple(size for size, _ in combo), math.prod(count for _, count in combo))
+            for combo in itertools.product(*parts)]
+
+
+def move_cycles(problem, operand, tiles, target: NpuTarget):
+    """Cycles moving one tile of the operand: its DMA alone on the machine, a
+    vector-unit copy for a tensor kept in SRAM, nothing when the op computes
+    on that tensor in place."""
+    if not operand.resident:
+        return _dma_cycles()(operand, tiles, target)
+    return 0 if in_place(problem, operand) else copy_cycles(operand, tiles, target)
+
+
+def padding_fills(problem, operand, tiles, target: NpuTarget) -> tuple:
+    """Vector-unit cycles filling a padded input's SRAM buffer with the pad
+    value before the loop (npu-promote-to-sram): (a whole buffer, the halo
+    its DMA does not write); for numbers or arrays; None for other operands."""
+    if operand.pad_value is None or in_place(problem, operand) \
+            or not any(isinstance(part, Window) for part in operand.region):
+        return None
+    extents = operand.extents(tiles)
+    halo = 0
+    for axis, part in enumerate(operand.region):
+        if isinstance(part, Window):
+            extent = extents[axis]
+            others = math.prod(extents[:axis] + extents[axis + 1:])
+            low = np.minimum(part.pad_low, extent)
+            for rows in (low, extent - np.minimum(part.pad_low + part.input_size, extent)):
+                halo = halo + np.where(rows > 0, machine_model.vector_cycles(rows * others,
+                                                                             target), 0)
+    return machine_model.vector_cycles(math.prod(extents), target), halo
+
+
 def estimate(problem, tiles, order, target: NpuTarget, stages: int) -> int:
-    dma_cycles = _dma_cycles()
     trips = trip_counts(problem, tiles)
-    iterations = math.prod(trips)
-    transfers = []
-    for operand in problem.operands:
-        period = reuse_period(operand, order, trips)
-        cycles = (0 if in_place(problem, operand) else copy_cycles(operand, tiles, target)) \
-            if operand.resident else dma_cycles(operand, tiles, target)
-        transfers.append((operand, cycles, period or 1, period is not None))
-    return int(program_cycles(problem, stages, iterations, problem.compute_cycles(tiles),
-                              transfers))
+    whole = [dim.size // tile for dim, tile in zip(problem.dims, tiles)]
+    rest = [dim.size % tile > 0 for dim, tile in zip(problem.dims, tiles)]
+    kinds = []
+    for shape, count in tile_kinds(problem, tiles):
+        partial = frozenset(d for d, (size, tile) in enumerate(zip(shape, tiles)) if size < tile)
+        kinds.append((count, partial, problem.compute_cycles(shape),
+                      [move_cycles(problem, operand, shape, target)
+                       for operand in problem.operands]))
+    fills = [padding_fills(problem, operand, tiles, target) for operand in problem.operands]
+    return int(program_cycles(problem, target, stages, order, trips, whole, rest, kinds, fills))
 
 
-def program_cycles(problem, stages: int, iterations, compute, transfers):
+def steps(whole, rest) -> dict:
+    """How a tile's neighbours differ along one loop of `whole` whole tiles
+    (and a partial one with `rest`), for a whole tile at a uniform index:
+    (the tile after: steps to a whole or the partial tile, or carries to the
+    next loop out; the tile before: steps back or carries) -> share."""
+    one, many = np.where(whole == 1, 1.0, 0.0), np.where(whole > 1, 1 / whole, 0.0)
+    return {("carry", "carry"): np.where(rest, 0.0, one),
+            ("partial", "carry"): np.where(rest, one, 0.0),
+            ("whole", "carry"): many,
+            ("carry", "back"): np.where(rest, 0.0, many),
+            ("partial", "back"): np.where(rest, many, 0.0),
+            ("whole", "back"): np.where(whole > 1, (whole - 2) / whole, 0.0)}
+
+
+def neighbours(loops, partial, cases) -> list:
+    """The tiles before and after one with partial tiles along the dims in
+    `partial`, in the loop order, for numbers or arrays: (share of the tiles
+    of that shape, dims the tile after is partial along or None for the last
+    tile, the dims whose tile index changes to it, the same for the tile
+    before or None for the first tile, the dims changing from it). `cases`:
+    per loop, its `steps`.
+
+    The tile after: the innermost loop not at its last tile steps (to a whole
+    tile or to the partial one), the loops inside it start again at a whole
+    tile. The tile before: the innermost loop not at its first tile steps
+    back (to a whole tile), the loops inside it end at their last tile
+    (partial where they have a rest). A tile's index along each loop is
+    uniform over the tiles of its shape, independently per loop."""
+    done = []
+    # (share, the tile after: pending dims or (partial, dims), the one before: the same)
+    walks = [(1.0, ("pending", frozenset()), ("pending", frozenset()))]
+    for d in reversed(loops):
+        # The partial tile is the last one along d, after a whole one.
+        along = {("carry", "back"): 1.0} if d in partial else cases[d]
+        stepped = []
+        for share, after, before in walks:
+            merged = {}
+            for (ahead, back), chance in along.items():
+                key = (ahead if after[0] == "pending" else None,
+                       back if before[0] == "pending" else None)
+                merged[key] = merged[key] + chance if key in merged else chance
+            for (ahead, back), chance in merged.items():
+                if not np.any(chance):
+                    continue
+                next_after, next_before = after, before
+                if ahead == "carry":
+                    next_after = ("pending", after[1] | {d})
+                elif ahead is not None:
+                    moved = after[1] | {d}
+                    next_after = ((partial - moved) | ({d} if ahead == "partial" else set()),
+                                  moved)
+                if back == "carry":
+                    next_before = ("pending", before[1] | {d})
+                elif back is not None:
+                    next_before = ((partial - {d}) | before[1], before[1] | {d})
+                walk = (share * chance, next_after, next_before)
+                (stepped if "pending" in (next_after[0], next_before[0]) else done).append(walk)
+        walks = stepped
+    # Walks still pending at the outermost loop: the last tile, or the first.
+    return [(share, *((None, after[1]) if after[0] == "pending" else after),
+             *((None, before[1]) if before[0] == "pending" else before))
+            for share, after, before in done + walks]
+
+
+def dma_batch(dmas, copies, target: NpuTarget) -> tuple:
+    """Tiles moved together: DMAs and vector-unit copies, each given as
+    (cycles alone, 1 if it runs else 0). Returns (the DMAs that run, their
+    transfers, their cycles alone, the copies' cycles); `joined` adds two,
+    `batch_cycles` times one."""
+    setup = target.dma_setup_cycles
+    runs = transfers = busy = copied = 0.0
+    for cycles, ran in dmas:
+        runs = runs + ran
+        transfers = transfers + ran * (cycles - setup)
+        busy = busy + ran * cycles
+    for cycles, ran in copies:
+        copied = copied + ran * cycles
+    return runs, transfers, busy, copied
+
+
+def joined(first, second) -> tuple:
+    return tuple(a + b for a, b in zip(first, second))
+
+
+def rows(values, like) -> np.ndarray:
+    """Numbers or arrays shaped like `like`, as the rows of one array."""
+    stack = np.empty((len(values),) + np.shape(like))
+    for row, value in enumerate(values):
+        stack[row] = value
+    return stack
+
+
+def batch_cycles(batch, target: NpuTarget, compute=0.0, vector=False):
+    """Cycles of a dma_batch from idle channels, beside `compute`, as the
+    simulator times them (machine_model.SharedDram): each channel spends a
+    DMA's setup alone, setups on different channels overlap, and the
+    transfers take the DRAM one at a time, so the DMAs last one setup plus all
+    their transfers, or as long as the busiest channel, which
+    npu-promote-to-sram gives one DMA in `channels` (an average DMA each),
+    whichever is longer. The copies run on the vector unit: after the compute
+    when it runs there too (`vector`), else beside it."""
+    runs, transfers, busy, copied = batch
+    channels = target.dma_channels
+    busiest = np.ceil(runs / channels) * busy / np.maximum(runs, 1)
+    dmas = np.maximum(np.minimum(runs, 1) * target.dma_setup_cycles + transfers, busiest)
+    return np.maximum(dmas, compute + copied if vector else np.maximum(compute, copied))
+
+
+def program_cycles(problem, target: NpuTarget, stages: int, order, trips, whole, rest, kinds,
+                   fills):
     """Cycles of the op's tile program (npu-promote-to-sram), for numbers or for
-    arrays over candidates. `transfers`: (operand, DMA cycles of one tile,
-    iterations between two changes of its tile, whether it changes at all).
+    arrays over candidates. Per loop dim, `trips`, `whole` (its whole tiles)
+    and `rest` (whether it has a partial tile); `kinds`: per tile shape (the
+    whole tiles first, the last tile's last), (how many tiles, the dims it is
+    partial along, its compute cycles, the cycles moving each operand's tile);
+    `fills`: per operand, `padding_fills`.
 
-    With one stage every iteration loads, computes, then stores, in turn. With
-    more, iteration t computes tile t while tile t-1 is stored and tile t+1
-    loaded: the first loads (tile 0 and the resident tiles) and the last store
-    are not overlapped, the first iteration has no store and the last no load."""
-    first = loads = stores = fixed = 0.0
-    for operand, transfer, period, changes in transfers:
-        per_iteration = np.where(changes, transfer / period, 0.0)
-        once = np.where(changes, 0.0, transfer)
-        if problem.loads(operand):
-            first = first + transfer
-            loads = loads + per_iteration
-            fixed = fixed + once
-        if operand.is_output:
-            stores = stores + per_iteration
-            fixed = fixed + once
-            last = transfer
+    An operand's tile is loaded when it changes from one tile to the next, the
+    output tile stored when it changes (`neighbours`), each at the size of the
+    tile it belongs to. The tiles an iteration moves move together
+    (`batch_cycles`). With one stage every iteration loads its tile, computes,
+    then stores its output tile. With more, iteration t computes tile t while
+    tile t+1 is loaded and tile t-1's output stored (before, and waited, when
+    the output tile is loaded too or kept in SRAM, or no DMA loads a changing
+    tile); the first loads (tile 0 and the tiles loaded once) and the last
+    store are not overlapped. Before them, a padded input's buffers are filled
+    with the pad value: every buffer of a tile that changes, else its halo."""
+    operands = problem.operands
+    vector = not problem.recipe.matrix_unit    # copies queue behind the compute
+    dims = [operand.loop_dims() for operand in operands]
+    loading = [number for number, operand in enumerate(operands) if problem.loads(operand)]
+    output = operands.index(problem.output)
+    moves_of = {partial: moves for _, partial, _, moves in kinds}
+    uneven = kinds[-1][1]
+    everything = frozenset(range(len(trips)))
+    none = dma_batch((), (), target)
+    changed, batches = {}, {}
+
+    def changes(number, moved):
+        """1 where operand `number`'s tile changes when the tiles along `moved` do."""
+        key = (number, moved & dims[number])
+        if key not in changed:
+            ran = False
+            for d in key[1]:
+                ran = ran | (trips[d] > 1)
+            changed[key] = np.where(ran, 1.0, 0.0)
+        return changed[key]
+
+    def loads(partial, moved):
+        """The loads of the tiles (partial along `partial`) that change along
+        `moved`: all of them with None."""
+        key = ("loads", partial, moved)
+        if key not in batches:
+            moves = moves_of[partial]
+            loaded = [(operands[number].resident, moves[number],
+                       1.0 if moved is None else changes(number, moved)) for number in loading]
+            batches[key] = dma_batch(
+                [(cycles, ran) for resident, cycles, ran in loaded if not resident],
+                [(cycles, ran) for resident, cycles, ran in loaded if resident], target)
+        return batches[key]
+
+    def store(partial, moved):
+        """The store of the output tile (partial along `partial`) when it changes
+        along `moved`: in any case with None."""
+        key = ("store", partial, moved)
+        if key not in batches:
+            move = [(moves_of[partial][output], 1.0 if moved is None else changes(output, moved))]
+            batches[key] = dma_batch(() if problem.output.resident else move,
+                                     move if problem.output.resident else (), target)
+        return batches[key]
+
+    # Loops of one tile never step.
+    loops = [d for d in order if np.any(trips[d] > 1)]
+    cases = {d: steps(whole[d], rest[d]) for d in loops}
+    _, _, first_compute, _ = kinds[0]
+    first_loads = batch_cycles(loads(frozenset(), None), target)
+    for number, fill in enumerate(fills):
+        if fill is not None:
+            first_loads = first_loads + np.where(changes(number, everything), stages * fill[0],
+                                                 fill[1])
+    last_store = batch_cycles(store(uneven, None), target)
+    output_changes = changes(output, everything)
+    body = 0.0
     if stages == 1:
-        return np.trunc(iterations * (compute + loads + stores) + fixed)
-    many = first + np.maximum(compute, loads) + (iterations - 2) * np.maximum(
-        compute, loads + stores) + np.maximum(compute, stores) + last
-    return np.trunc(np.where(iterations > 1, many, first + compute + last))
+        for count, partial, compute, _ in kinds:
+            body = body + count * compute
+            for share, after, after_moved, before, before_moved in neighbours(
+                    loops, partial, cases):
+                if before is not None:   # tile 0 loads before the loop
+                    body = body + count * share * batch_cycles(loads(partial, before_moved),
+                                                               target)
+                ran = output_changes if after is None else changes(output, after_moved)
+                body = body + count * share * ran * batch_cycles(store(partial, None), target)
+        # An output tile that never changes is stored after the loop.
+        return np.trunc(first_loads + body + (1 - output_changes) * last_store)
+    carried = 0.0
+    if not problem.loads(problem.output) and not problem.output.resident:
+        for number in loading:
+            if not operands[number].resident:
+                carried = np.maximum(carried, changes(number, everything))
+    for count, partial, compute, _ in kinds:
+        # Each iteration loads the tile after's changed tiles and stores the tile
+        # before's output tile if it changes.
+        entries = []
+        for share, after, after_moved, before, before_moved in neighbours(
+                loops, partial, cases):
+            loaded = none if after is None or not any(after_moved & dims[n] for n in loading) \
+                else loads(after & uneven, after_moved)
+            stored = none if before is None or not before_moved & dims[output] \
+                else store(before & uneven, before_moved)
+            entries.append((share, loaded, stored))
+        # All entries at once, one row each.
+        shares, loaded, stored = zip(*entries)
+        shares = rows(shares, compute)
+        load = [rows(part, compute) for part in zip(*loaded)]
+        saved = [rows(part, compute) for part in zip(*stored)]
+        together = waited = 0.0
+        if np.any(carried):
+            for cycles in shares * batch_cycles(joined(load, saved), target, compute, vector):
+                together = together + cycles
+        if not np.all(carried):
+            for cycles in shares * (batch_cycles(saved, target)
+                                    + batch_cycles(load, target, compute, vector)):
+                waited = waited + cycles
+        body = body + count * np.where(carried, together, waited)
+    many = first_loads + body + last_store
+    iterations = 1
+    for trip in trips:
+        iterations = iterations * trip
+    return np.trunc(np.where(iterations > 1, many, first_loads + first_compute + last_store))
 
 
 # ---------------------------------------------------------------------------
@@ -261,29 +508,71 @@ class Space:
                                for c, i in zip(per_dim, self.index)], axis=1) \
             if per_dim else np.zeros((1, 0), dtype=np.int64)
         self.count = int(math.prod(shape))
-        sizes = np.array([d.size for d in problem.dims], dtype=np.int64)
-        self.trips = -(-sizes // self.tiles)
+        self.sizes = np.array([d.size for d in problem.dims], dtype=np.int64)
+        self.trips = -(-self.sizes // self.tiles)
         self.iterations = np.prod(self.trips, axis=1)
+        # Per dim, the sizes its tiles take (whole or the rest of the dim), and
+        # each candidate's position among them as a whole and as a partial tile.
+        self.tile_sizes = []
+        for dim, whole in zip(problem.dims, per_dim):
+            rest = [dim.size % size or size for size in whole]
+            sizes = tuple(sorted(set(whole) | set(rest)))
+            position = {size: number for number, size in enumerate(sizes)}
+            self.tile_sizes.append((np.array(sizes, dtype=np.int64),
+                                    np.array([position[size] for size in whole], dtype=np.int64),
+                                    np.array([position[size] for size in rest], dtype=np.int64),
+                                    sizes))
 
-    def per_tuple(self, function) -> np.ndarray:
-        """function(tiles) for every tile tuple: one call on the columns when the
-        function computes with arrays as with numbers (checked on samples),
-        one call per tuple otherwise."""
+    def per_tuple(self, function, tiles=None) -> np.ndarray:
+        """function(tiles) for every tile tuple (or every row of `tiles`): one
+        call on the columns when the function computes with arrays as with
+        numbers (checked on samples), one call per distinct tuple otherwise."""
+        tiles = self.tiles if tiles is None else tiles
+        count = len(tiles)
         try:
             with np.errstate(all="ignore"):
-                values = np.broadcast_to(np.asarray(function(self.columns()), dtype=np.float64),
-                                         (self.count,))
+                values = np.broadcast_to(np.asarray(function(self.columns(tiles)),
+                                                    dtype=np.float64), (count,))
         except Exception:  # noqa: BLE001 (branches on a value, min() of arrays, ...)
             values = None
-        samples = sorted({0, self.count // 2, self.count - 1})
-        if values is not None and all(values[i] == function(tuple(self.tiles[i].tolist()))
+        samples = sorted({0, count // 2, count - 1})
+        if values is not None and all(values[i] == function(tuple(tiles[i].tolist()))
                                       for i in samples):
             return values
-        return np.array([function(tuple(row)) for row in self.tiles.tolist()], dtype=np.float64)
+        # Each distinct tuple once: a row's number from its columns' value indices.
+        number = np.zeros(count, dtype=np.int64)
+        for column in tiles.T:
+            distinct, index = np.unique(column, return_inverse=True)
+            number = number * len(distinct) + index.ravel()
+        _, first, inverse = np.unique(number, return_index=True, return_inverse=True)
+        values = np.array([function(tuple(row)) for row in tiles[first].tolist()],
+                          dtype=np.float64)
+        return values[inverse.ravel()]
 
-    def columns(self) -> tuple:
+    def columns(self, tiles=None) -> tuple:
         """The tile sizes of each loop dim, one array per dim."""
-        return tuple(self.tiles[:, d] for d in range(self.tiles.shape[1]))
+        tiles = self.tiles if tiles is None else tiles
+        return tuple(tiles[:, d] for d in range(tiles.shape[1]))
+
+    def kinds(self):
+        """The tiles of each tuple's loop nest by shape (`tile_kinds`): per
+        combination of whole and partial tiles along the dims some tile size
+        does not divide, (the dims taking their partial tile, the tile sizes,
+        how many such tiles). The whole tiles come first, the last tiles last."""
+        rest = self.sizes % self.tiles
+        whole = self.sizes // self.tiles
+        uneven = [d for d in range(self.tiles.shape[1]) if rest[:, d].any()]
+        for flags in itertools.product((False, True), repeat=len(uneven)):
+            partial = frozenset(d for d, flag in zip(uneven, flags) if flag)
+            tiles = self.tiles.copy()
+            count = np.ones(self.count, dtype=np.int64)
+            for d in range(self.tiles.shape[1]):
+                if d in partial:
+                    tiles[:, d] = np.where(rest[:, d] > 0, rest[:, d], self.tiles[:, d])
+                    count *= rest[:, d] > 0
+                else:
+                    count *= whole[:, d]
+            yield partial, tiles, count
 
     def reuse_periods(self, operand, order) -> tuple[np.ndarray, np.ndarray]:
         """(period, changes) per tile tuple: iterations between two changes of
@@ -299,33 +588,69 @@ class Space:
         return period, changes
 
 
-def transfer_cycles(operand, space: "Space", target: NpuTarget) -> np.ndarray:
-    """npu_tile.dma_cycles of the operand's tile for every tile tuple, once per
-    combination of the sizes of the loop dims the operand is indexed by, by the
-    machine model's `dma_cycles_many`."""
+def transfer_cycles(operand, space: "Space", target: NpuTarget, partial=frozenset()) -> np.ndarray:
+    """npu_tile.dma_cycles of the operand's tile for every tile tuple; along the
+    dims in `partial`, of its partial tile (the rest of the dim, where there is
+    one)."""
+    return kind_transfer_cycles(operand, space, target, [partial])[0]
+
+
+_TABLES: dict = {}
+
+
+def kind_transfer_cycles(operand, space: "Space", target: NpuTarget, partials) -> list:
+    """transfer_cycles for each set of dims in `partials`, from one table: the
+    machine model's `dma_cycles_many` once per combination of the sizes the
+    operand's tiles take along the loop dims it is indexed by."""
     shape, strides, itemsize = _dma_view()(operand)
     dims = sorted(operand.loop_dims())
-    lengths = [len(space.per_dim[d]) for d in dims]
-    grid = [i.ravel() for i in np.indices(lengths)] if dims else []
-    tiles = [None] * len(space.per_dim)
-    for d, index in zip(dims, grid):
-        tiles[d] = np.asarray(space.per_dim[d], dtype=np.int64)[index]
-    count = int(math.prod(lengths))
-    extents = np.stack([np.broadcast_to(np.asarray(e, dtype=np.int64), (count,))
-                        for e in operand.extents(tiles)], axis=1) \
-        if operand.region else np.ones((count, 0), dtype=np.int64)
-    table = machine_model.dma_cycles_many(extents, strides, itemsize, 0, target)
-    table = table.astype(np.float64)
+    lengths = [len(space.tile_sizes[d][0]) for d in dims]
+    # The same operand is searched again and again (the buffer plan tries budgets).
+    key = (strides, itemsize, operand.region, tuple(space.tile_sizes[d][3] for d in dims),
+           target.dma_setup_cycles, target.dma_burst_bytes, target.dram_bytes_per_cycle)
+    table = _TABLES.get(key)
+    if table is None:
+        grid = [i.ravel() for i in np.indices(lengths)] if dims else []
+        tiles = [None] * len(space.per_dim)
+        for d, index in zip(dims, grid):
+            tiles[d] = space.tile_sizes[d][0][index]
+        count = int(math.prod(lengths))
+        extents = np.stack([np.broadcast_to(np.asarray(e, dtype=np.int64), (count,))
+                            for e in operand.extents(tiles)], axis=1) \
+            if operand.region else np.ones((count, 0), dtype=np.int64)
+        table = machine_model.dma_cycles_many(extents, strides, itemsize, 0, target)
+        if len(_TABLES) >= MEMO_ENTRIES:
+            _TABLES.clear()
+        table = _TABLES[key] = table.astype(np.float64)
     if not dims:
-        return np.full(space.count, table[0])
-    return table[np.ravel_multi_index([space.index[d] for d in dims], lengths)]
+        return [np.full(space.count, table[0]) for _ in partials]
+    return [table[np.ravel_multi_index([space.tile_sizes[d][2 if d in partial else 1]
+                                        [space.index[d]] for d in dims], lengths)]
+            for partial in partials]
+
+
+_SPACES: dict = {}
+SPACE_ENTRIES = 64   # a space holds arrays over up to MAX_CANDIDATES schedules
+
+
+def evaluated_space(problem, target: NpuTarget, stages: int, explicit=None) -> tuple:
+    """(loop orders, Space, working sets, estimated cycles) of the problem's
+    candidates. They do not depend on the SRAM budget, of which the buffer
+    plan tries many: memoised per op signature and target but the budget."""
+    key = (signature(problem), dataclasses.replace(target, max_sram_bytes=0), stages,
+           tuple(explicit) if explicit is not None else None)
+    if key not in _SPACES:
+        if len(_SPACES) >= SPACE_ENTRIES:
+            _SPACES.clear()
+        orders = loop_orders(problem)
+        space = Space(problem, tile_grid(problem, target, orders, explicit))
+        _SPACES[key] = (orders, space) + evaluate_space(problem, space, orders, target, stages)
+    return _SPACES[key]
 
 
 def choose_schedule(problem, target: NpuTarget, stages: int, explicit: list[int] | None = None):
     """(best Schedule or None, smallest working set seen)."""
-    orders = loop_orders(problem)
-    space = Space(problem, tile_grid(problem, target, orders, explicit))
-    sizes, cycles = evaluate_space(problem, space, orders, target, stages)
+    orders, space, sizes, cycles = evaluated_space(problem, target, stages, explicit)
     smallest = int(sizes.min())
     fits = np.flatnonzero(sizes <= target.max_sram_bytes)
     if fits.size == 0:
@@ -343,28 +668,36 @@ def evaluate_space(problem, space: "Space", orders, target: NpuTarget, stages: i
     """(working sets, estimated cycles) of every schedule of the space, tile
     tuples outside and loop orders inside, as flat arrays."""
     alignment = target.sram_alignment
-    compute = space.per_tuple(problem.compute_cycles)
     temporaries = aligned(space.per_tuple(problem.temporary_bytes).astype(np.int64), alignment)
     columns = space.columns()
-    operands = [(operand,
-                 aligned(np.broadcast_to(tile_bytes(operand, columns), (space.count,)), alignment)
-                 * (not in_place(problem, operand)),
-                 np.full(space.count, 0.0 if in_place(problem, operand) else
-                         float(copy_cycles(operand, space.tiles[0].tolist(), target)))
-                 if operand.resident else transfer_cycles(operand, space, target))
-                for operand in problem.operands]
-    iterations = space.iterations.astype(np.float64)
+    sizes_of = [aligned(np.broadcast_to(tile_bytes(operand, columns), (space.count,)), alignment)
+                * (not in_place(problem, operand)) for operand in problem.operands]
+    # A tensor kept in SRAM is never tiled: its copies cost the same in every tile.
+    copies = [np.full(space.count, float(move_cycles(problem, operand, space.tiles[0].tolist(),
+                                                     target))) if operand.resident else None
+              for operand in problem.operands]
+    partials, tiles, counts = zip(*space.kinds())
+    # The compute of every tile shape in one call.
+    compute = np.split(space.per_tuple(problem.compute_cycles, np.concatenate(tiles)),
+                       len(tiles))
+    moves = [[copy] * len(partials) if operand.resident else
+             kind_transfer_cycles(operand, space, target, partials)
+             for operand, copy in zip(problem.operands, copies)]
+    kinds = [(count, partial, cycles, [move[number] for move in moves])
+             for number, (count, partial, cycles) in enumerate(zip(counts, partials, compute))]
+    fills = [padding_fills(problem, operand, columns, target) for operand in problem.operands]
+    trips = list(space.trips.T)
+    whole = list((space.sizes // space.tiles).T)
+    rest = list((space.sizes % space.tiles > 0).T)
     sizes, cycles = [], []
     for order in orders:
         size = temporaries.copy()
-        transfers = []
-        for operand, bytes_, transfer in operands:
-            period, changes = space.reuse_periods(operand, order)
+        for operand, bytes_ in zip(problem.operands, sizes_of):
+            _, changes = space.reuse_periods(operand, order)
             size += np.where(changes, stages, 1) * bytes_
-            transfers.append((operand, transfer, period, changes))
         sizes.append(size)
-        cycles.append(program_cycles(problem, stages, iterations, compute,
-                                     transfers).astype(np.int64))
+        cycles.append(program_cycles(problem, target, stages, order, trips, whole, rest,
+                                     kinds, fills).astype(np.int64))
     # Flattened as the loop nest visits them: tile tuples outside, orders inside.
     return np.stack(sizes, axis=1).ravel(), np.stack(cycles, axis=1).ravel()
 

@@ -14,7 +14,7 @@
 // SIM: total cycles
 // SIM: fallback 0 0.0%
 
-// REMARK: remark: 'linalg.pooling_nhwc_max': tiles n1xoh16xow16xc16, loops (n,oh,ow,c), working set 86080 B, estimated {{[0-9]+}} cycles
+// REMARK: remark: 'linalg.pooling_nhwc_max': tiles n1xoh8xow16xc16, loops (n,oh,ow,c), working set 44096 B, estimated {{[0-9]+}} cycles
 func.func @main(%x: tensor<1x32x32x64xf16>) -> tensor<1x16x16x64xf16> {
   %pv = arith.constant 0xFC00 : f16
   %padded = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {

@@ -6,18 +6,18 @@
 
 // CHECK:        // -----// IR Dump After npu-tile //----- //
 // CHECK-LABEL:  func.func @matmul
-// CHECK:          scf.for %[[N:.*]] = %{{.*}} to %c100 step %c64 {
-// CHECK:            scf.for %[[K:.*]] = %{{.*}} to %c300 step %c64{{.*}} {
-// CHECK:              %[[A:.*]] = memref.subview %arg0[0, %[[K]]] [200, %{{.*}}] [1, 1]
-// CHECK:              %[[B:.*]] = memref.subview %arg1[%[[K]], %[[N]]] [%{{.*}}, %{{.*}}] [1, 1]
-// CHECK:              %[[C:.*]] = memref.subview %{{.*}}[0, %[[N]]] [200, %{{.*}}] [1, 1]
+// CHECK:          scf.for %[[M:.*]] = %{{.*}} to %c200 step %c64 {
+// CHECK:            scf.for %[[K:.*]] = %{{.*}} to %c300 step %c192 {
+// CHECK:              %[[A:.*]] = memref.subview %arg0[%[[M]], %[[K]]] [%{{.*}}, %{{.*}}] [1, 1]
+// CHECK:              %[[B:.*]] = memref.subview %arg1[%[[K]], 0] [%{{.*}}, 100] [1, 1]
+// CHECK:              %[[C:.*]] = memref.subview %{{.*}}[%[[M]], 0] [%{{.*}}, 100] [1, 1]
 // CHECK:            linalg.matmul {{.*}}ins(%[[A]], %[[B]] : {{.*}}) outs(%[[C]] :
 // CHECK:          } {npu.tile_loop}
 
 // BEFORE:       // -----// IR Dump Before npu-promote-to-sram //----- //
 // BEFORE:         linalg.matmul
 // BEFORE:       // -----// IR Dump Before npu-convert-linalg-to-npu //----- //
-// BEFORE:         linalg.matmul {{.*}}memref<200x?xf16, {{.*}}, 1>
+// BEFORE:         linalg.matmul {{.*}}memref<?x?xf16, strided<[192, 1]>, 1>
 func.func @matmul(%a: tensor<200x300xf16>, %b: tensor<300x100xf16>) -> tensor<200x100xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<200x100xf32>
