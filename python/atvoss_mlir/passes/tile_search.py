@@ -630,13 +630,14 @@ def kind_transfer_cycles(operand, space: "Space", target: NpuTarget, partials) -
 
 
 _SPACES: dict = {}
-SPACE_ENTRIES = 64   # a space holds arrays over up to MAX_CANDIDATES schedules
+SPACE_ENTRIES = 64   # each holds arrays over up to MAX_CANDIDATES schedules
 
 
 def evaluated_space(problem, target: NpuTarget, stages: int, explicit=None) -> tuple:
-    """(loop orders, Space, working sets, estimated cycles) of the problem's
-    candidates. They do not depend on the SRAM budget, of which the buffer
-    plan tries many: memoised per op signature and target but the budget."""
+    """(loop orders, tile tuples, their iterations, working sets, estimated
+    cycles) of the problem's candidates. They do not depend on the SRAM
+    budget, of which the buffer plan tries many: memoised per op signature
+    and target but the budget."""
     key = (signature(problem), dataclasses.replace(target, max_sram_bytes=0), stages,
            tuple(explicit) if explicit is not None else None)
     if key not in _SPACES:
@@ -644,24 +645,24 @@ def evaluated_space(problem, target: NpuTarget, stages: int, explicit=None) -> t
             _SPACES.clear()
         orders = loop_orders(problem)
         space = Space(problem, tile_grid(problem, target, orders, explicit))
-        _SPACES[key] = (orders, space) + evaluate_space(problem, space, orders, target, stages)
+        _SPACES[key] = (orders, space.tiles, space.iterations) + \
+            evaluate_space(problem, space, orders, target, stages)
     return _SPACES[key]
 
 
 def choose_schedule(problem, target: NpuTarget, stages: int, explicit: list[int] | None = None):
     """(best Schedule or None, smallest working set seen)."""
-    orders, space, sizes, cycles = evaluated_space(problem, target, stages, explicit)
+    orders, tiles, iterations, sizes, cycles = evaluated_space(problem, target, stages, explicit)
     smallest = int(sizes.min())
     fits = np.flatnonzero(sizes <= target.max_sram_bytes)
     if fits.size == 0:
         return None, smallest
     tuple_of = fits // len(orders)
-    key_iterations = space.iterations[tuple_of]
-    key_sum = -space.tiles.sum(axis=1)[tuple_of]
+    key_iterations = iterations[tuple_of]
+    key_sum = -tiles.sum(axis=1)[tuple_of]
     best = fits[np.lexsort((fits, key_sum, key_iterations, cycles[fits]))[0]]
-    tiles = tuple(int(t) for t in space.tiles[best // len(orders)])
-    return Schedule(tiles, orders[best % len(orders)], int(cycles[best]), int(sizes[best])), \
-        smallest
+    return Schedule(tuple(int(t) for t in tiles[best // len(orders)]), orders[best % len(orders)],
+                    int(cycles[best]), int(sizes[best])), smallest
 
 
 def evaluate_space(problem, space: "Space", orders, target: NpuTarget, stages: int):
