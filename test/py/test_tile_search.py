@@ -16,9 +16,9 @@ from atvoss_mlir.context import make_context
 from atvoss_mlir.diagnostics import DiagnosticError
 from atvoss_mlir.passes import tile_search
 from atvoss_mlir.passes.npu_tile import Unsupported, dma_cycles, linalg_ops, tiling_problem
-from atvoss_mlir.passes.tile_search import (Schedule, Space, choose_schedule, estimate,
-                                            loop_orders, search, signature, tile_grid,
-                                            transfer_cycles, trip_counts, working_set)
+from atvoss_mlir.passes.tile_cost import estimate, trip_counts, working_set
+from atvoss_mlir.passes.tile_search import (Schedule, Space, choose_schedule, loop_orders, search,
+                                            signature, tile_grid, transfer_cycles)
 from atvoss_mlir.target import parse_target
 from test_lowering_cases import check_case, compile_text, conv_case, matmul_case
 

@@ -36,7 +36,8 @@ from ..machine_model import type_bytes
 from ..recipes import tiling_problem
 from ..recipes.problem import RESIDENT_ATTR, RESIDENT_VIEWS, Unsupported, root_buffer
 from . import ModulePass, PassContext, function_bodies
-from .tile_search import aligned, reads_resident_whole, search
+from .tile_cost import aligned
+from .tile_search import reads_resident_whole, search
 
 
 def name_of(op) -> str:

@@ -9,7 +9,7 @@ when only fewer stages than the target's fit) and says why in a remark. `npu-pro
 NPU cannot run stay as they are (the fallback engine runs them) with a remark
 giving the reason.
 
-Cost model (one tile = one iteration of the flattened tile loop; tile_search.py
+Cost model (one tile = one iteration of the flattened tile loop; tile_cost.py
 states it in full, as the simulator times the tile program):
   compute(tile)  matrix ops: SCALE-Sim's closed form for a GEMM M x N x K on the
                  R x C array (weight-stationary: ceil(K/R)*ceil(N/C) folds, each
@@ -62,9 +62,10 @@ from ..target import NpuTarget
 from . import ModulePass, PassContext
 from .npu_keep_in_sram import resident_budgets
 # The search over tile sizes and loop orders; its names stay importable from here.
-from .tile_search import (MAX_CANDIDATES, Schedule, buffer_count, candidates,  # noqa: F401
-                          choose_schedule, describe, estimate, loop_orders, reuse_period,
-                          reads_resident_whole, search, trip_counts, working_set)
+from .tile_cost import (buffer_count, estimate, reuse_period, trip_counts,  # noqa: F401
+                        working_set)
+from .tile_search import (MAX_CANDIDATES, Schedule, candidates,  # noqa: F401
+                          choose_schedule, describe, loop_orders, reads_resident_whole, search)
 
 STAGES_ATTR = "npu.pipeline_stages"    # set when an op fits only with fewer stages
 

@@ -8,7 +8,7 @@ tile_search.MAX_CANDIDATES tile tuples x orders), loop orders are the ones its
 recipe runs, stages 1 to 3, dataflow `ws` or `os`. A candidate is refused
 before it is tried, with the reason counted, when its working set exceeds the
 SRAM budget or when it would tile an operand the buffer plan keeps whole in
-SRAM. The cost model (tile_search.estimate, the one `npu-tile` uses) gives
+SRAM. The cost model (tile_cost.estimate, the one `npu-tile` uses) gives
 every candidate an estimate.
 
 Not in the space: the conv strategy (chosen on tensors, before bufferization)
