@@ -104,15 +104,6 @@ def quantize_axis(node, rank: int, q: Quantization) -> int:
 
 # -- QuantizeLinear, DequantizeLinear --------------------------------------------------------
 
-def _parameter(array: np.ndarray, inputs: list, args, f32) -> ir.Value:
-    """A scale or zero point in a body: a scalar constant when it is one value
-    (what the vector unit's quantisation ops take), else a broadcast input."""
-    if array.size == 1:
-        return b.scalar(float(array.reshape(())), f32)
-    inputs.append(b.constant_tensor(array.astype(np.float32)))
-    return len(inputs) - 1
-
-
 def _quantization_generic(x, parameters, body, element_type):
     """A generic over `x` whose body reads each parameter as a scalar constant
     or, per axis, as an extra broadcast input."""

@@ -99,6 +99,15 @@ class QdqGraph:
         return pa[0].shape == pb[0].shape and np.array_equal(pa[0], pb[0]) and \
             pa[1].dtype == pb[1].dtype and np.array_equal(pa[1], pb[1])
 
+    def params_int32(self, node: onnx.NodeProto):
+        """(scale, zero point) of the DequantizeLinear of an int32 bias, or None."""
+        scale = self.constant(node.input[1])
+        zero = self.constant(node.input[2]) if len(node.input) > 2 and node.input[2] else \
+            np.zeros((), np.int32)
+        if scale is None or zero is None:
+            return None
+        return scale, zero
+
 
 def _axis(node: onnx.NodeProto) -> int:
     return next((a.i for a in node.attribute if a.name == "axis"), 1)
@@ -151,29 +160,19 @@ def _float_reason(graph: QdqGraph, node: onnx.NodeProto) -> str | None:
         [-1] + [1] * (weight.ndim - axis - 1)) if w_zero.ndim else w_zero.astype(np.int32))
     if centred.min() < -128 or centred.max() > 127:
         return "the weights minus their zero point leave int8"
-    bias_index = 2
-    if len(node.input) > bias_index and node.input[bias_index]:
-        b = graph.dequantized(node.input[bias_index])
+    if len(node.input) > 2 and node.input[2]:
+        b = graph.dequantized(node.input[2])
         bias = graph.constant(b.input[0]) if b is not None else None
-        if bias is None or bias.dtype != np.int32 or graph.params_int32(b) is None:
+        params = graph.params_int32(b) if bias is not None else None
+        if bias is None or bias.dtype != np.int32 or params is None:
             return "the bias is not a dequantised int32 constant"
-        b_scale, b_zero = graph.params_int32(b)
+        b_scale, b_zero = params
         expected = (x_scale * w_scale).astype(np.float32)
         if np.any(b_zero != 0) or not np.allclose(b_scale, expected, rtol=1e-6, atol=0):
             return "the bias scale is not input scale x weight scale"
     return None
 
 
-def _params_int32(self, node: onnx.NodeProto):
-    scale = self.constant(node.input[1])
-    zero = self.constant(node.input[2]) if len(node.input) > 2 and node.input[2] else \
-        np.zeros((), np.int32)
-    if scale is None or zero is None:
-        return None
-    return scale, zero
-
-
-QdqGraph.params_int32 = _params_int32
 
 
 def _fused(graph: QdqGraph, node: onnx.NodeProto, q: onnx.NodeProto, index: int) -> onnx.NodeProto:
