@@ -12,7 +12,7 @@ Part 2 (--part search): on layers small enough to simulate every candidate,
 the exhaustive optimum against what `coordinate` and `tpe` find with at most
 10% of the space simulated.
 
-Part 3 (--part model-gain): whole-model cycles with the heuristic and after
+Part 3 (--part gain): whole-model cycles with the heuristic and after
 `atvoss tune --strategy coordinate`, per model.
 
     python bench/tuning_cost_model.py [--part model|search|gain|all] [--samples 40]
