@@ -66,7 +66,7 @@ def Npu_BinaryKindAttr : Npu_StrEnum<"binary_kind",
     ["add", "sub", "mul", "div", "max", "min"]>;
 def Npu_ReduceKindAttr : Npu_StrEnum<"reduce_kind", ["sum", "max", "min"]>;
 def Npu_CompareKindAttr : Npu_StrEnum<"compare_kind", ["eq", "ne", "lt", "le", "gt", "ge"]>;
-def Npu_PoolKindAttr : Npu_StrEnum<"pool_kind", ["max", "avg"]>;
+def Npu_PoolKindAttr : Npu_StrEnum<"pool_kind", ["max", "avg", "sum"]>;
 def Npu_DataflowAttr : Npu_StrEnum<"dataflow", ["ws", "os"]>;
 
 class Npu_Op<string mnemonic, list<Trait> traits = []>
@@ -344,10 +344,11 @@ def Npu_ReduceOp : Npu_Op<"reduce"> {
 }
 
 def Npu_Pool2dOp : Npu_Op<"pool2d"> {
-  let summary = "2-D max or average pooling on an NHWC SRAM tile";
+  let summary = "2-D max, average or sum pooling on an NHWC SRAM tile";
   let description = [{
     Pools KHxKW windows (`window`) with `strides` over an NHWC input tile
-    whose padding is included. `avg` divides by the window size.
+    whose padding is included. `avg` divides by the window size; `sum` does
+    not (a divisor that varies over the output follows as its own op).
 
     ```mlir
     "npu.pool2d"(%in, %out) {kind = "max", window = array<i64: 3, 3>, strides = array<i64: 2, 2>}
@@ -411,7 +412,9 @@ def Npu_RequantizeOp : Npu_Op<"requantize"> {
     `output = clamp(round_half_even(input * scale) + zero_point, -128, 127)`
     for an i32 (an accumulator) or f32 input tile and an i8 output tile, in
     f32 arithmetic. With `divide`, `input / scale` (QuantizeLinear's form).
-    With `scales`, an f32 tile broadcast against the output (per channel: along
+    With `offset`, it is added before rounding:
+    `round_half_even(input / scale + offset) + zero_point`, as onnxruntime's
+    QLinearAveragePool adds its zero point. With `scales`, an f32 tile broadcast against the output (per channel: along
     the last dim) gives each element's scale instead of `scale`.
 
     ```mlir
@@ -420,7 +423,8 @@ def Npu_RequantizeOp : Npu_Op<"requantize"> {
     ```
   }];
   let arguments = (ins AnyMemRef:$input, AnyMemRef:$output, Optional<AnyMemRef>:$scales,
-                       F64Attr:$scale, I64Attr:$zero_point, OptionalAttr<BoolAttr>:$divide);
+                       F64Attr:$scale, I64Attr:$zero_point, OptionalAttr<BoolAttr>:$divide,
+                       OptionalAttr<F64Attr>:$offset);
 }
 
 def Npu_DequantizeOp : Npu_Op<"dequantize"> {

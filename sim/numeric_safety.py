@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import numerics
+
 DESCRIPTIONS = {
     "overflow": "{count} results overflowed {dtype} to inf/nan from finite inputs",
     "underflow": "{count} nonzero results underflowed to zero in {dtype}",
@@ -49,9 +51,8 @@ class NumericEvents:
             self.add(info, "underflow", stored.dtype, np.count_nonzero(flushed))
 
     def check_requantize(self, info, x: np.ndarray, scale, zero_point: int,
-                         divide: bool = False) -> None:
-        value, scale = x.astype(np.float32), np.asarray(scale, np.float32)
-        scaled = np.rint(value / scale if divide else value * scale) + zero_point
+                         divide: bool = False, offset: float = 0.0) -> None:
+        scaled = numerics.rounded(x, scale, divide, offset) + zero_point
         # A zero point at the bottom of the range makes the lower clamp a ReLU
         # (how a quantiser folds one): only the top end saturates then.
         low = (scaled < -128) if zero_point > -128 else np.zeros(scaled.shape, bool)

@@ -148,23 +148,36 @@ def depthwise_conv2d(x: np.ndarray, filters: np.ndarray, out_h: int, out_w: int,
 
 
 def pool2d(x: np.ndarray, kind: str, out_h: int, out_w: int, window, strides) -> np.ndarray:
-    acc = accumulator_dtype(x.dtype) if kind == "avg" else x.dtype
+    acc = x.dtype if kind == "max" else accumulator_dtype(x.dtype)
     w = windows(x.astype(acc, copy=False), out_h, out_w, window, strides, (1, 1))
     if kind == "max":
         return w.max(axis=(4, 5))
     total = w.sum(axis=(4, 5), dtype=acc)
+    if kind == "sum":
+        return total
     count = window[0] * window[1]
     if acc.kind == "f":
         return total / acc.type(count)
     return np.rint(total / count).astype(acc)
 
 
-def requantize(x: np.ndarray, scale, zero_point: int, divide: bool = False) -> np.ndarray:
-    """clamp(round_half_even(x * scale) + zero_point) in f32 (`divide`: x / scale),
-    as onnxruntime's int8 kernels compute it; `scale` may be an array."""
+def requantize(x: np.ndarray, scale, zero_point: int, divide: bool = False,
+               offset: float = 0.0) -> np.ndarray:
+    """clamp(round_half_even(x * scale + offset) + zero_point) in f32
+    (`divide`: x / scale), as onnxruntime's int8 kernels compute it; `scale`
+    may be an array."""
+    return np.clip(rounded(x, scale, divide, offset) + np.float32(zero_point),
+                   -128, 127).astype(np.int8)
+
+
+def rounded(x: np.ndarray, scale, divide: bool = False, offset: float = 0.0) -> np.ndarray:
+    """round_half_even(x * scale + offset) (`divide`: x / scale) in f32: the
+    offset is added in f32 before rounding, so it can move a value onto a tie."""
     value, scale = x.astype(np.float32), np.asarray(scale, np.float32)
-    scaled = np.rint(value / scale if divide else value * scale)  # half to even
-    return np.clip(scaled + np.float32(zero_point), -128, 127).astype(np.int8)
+    scaled = value / scale if divide else value * scale
+    if offset:
+        scaled = scaled + np.float32(offset)
+    return np.rint(scaled)  # half to even
 
 
 def dequantize(x: np.ndarray, scale: float, zero_point: int, dtype) -> np.ndarray:

@@ -239,6 +239,7 @@ def npu_requantize(t, op, info):
     c = slots[2] if len(slots) > 2 else None
     scale, zero_point = attr(op, "scale"), attr(op, "zero_point")
     divide = "divide" in op.attributes and bool(attr(op, "divide"))
+    offset = attr(op, "offset", 0.0)
     machine, target = t.machine, t.target
 
     def run(regs):
@@ -261,8 +262,10 @@ def npu_requantize(t, op, info):
         if t.numerics:
             if c is not None:
                 factor = regs[c].array()
-            out.array()[...] = numerics.requantize(x.array(), factor, zero_point, divide)
-            machine.numeric_events.check_requantize(info, x.array(), factor, zero_point, divide)
+            out.array()[...] = numerics.requantize(x.array(), factor, zero_point, divide,
+                                                   offset)
+            machine.numeric_events.check_requantize(info, x.array(), factor, zero_point, divide,
+                                                    offset)
     return run
 
 

@@ -1140,7 +1140,8 @@ def matmul(lhs, rhs, output, accumulate, activation, *, bias=None, clip_min=None
 class Pool2dOp(_ods_ir.OpView):
   r"""
   Pools KHxKW windows (`window`) with `strides` over an NHWC input tile
-  whose padding is included. `avg` divides by the window size.
+  whose padding is included. `avg` divides by the window size; `sum` does
+  not (a divisor that varies over the output follows as its own op).
   
   ```mlir
   "npu.pool2d"(%in, %out) {kind = "max", window = array<i64: 3, 3>, strides = array<i64: 2, 2>}
@@ -1306,7 +1307,9 @@ class RequantizeOp(_ods_ir.OpView):
   `output = clamp(round_half_even(input * scale) + zero_point, -128, 127)`
   for an i32 (an accumulator) or f32 input tile and an i8 output tile, in
   f32 arithmetic. With `divide`, `input / scale` (QuantizeLinear's form).
-  With `scales`, an f32 tile broadcast against the output (per channel: along
+  With `offset`, it is added before rounding:
+  `round_half_even(input / scale + offset) + zero_point`, as onnxruntime's
+  QLinearAveragePool adds its zero point. With `scales`, an f32 tile broadcast against the output (per channel: along
   the last dim) gives each element's scale instead of `scale`.
   
   ```mlir
@@ -1319,7 +1322,7 @@ class RequantizeOp(_ods_ir.OpView):
 
   _ODS_REGIONS = (0, True)
 
-  def __init__(self, input, output, scale, zero_point, *, scales=None, divide=None, loc=None, ip=None):
+  def __init__(self, input, output, scale, zero_point, *, scales=None, divide=None, offset=None, loc=None, ip=None):
     operands = []
     attributes = {}
     regions = None
@@ -1339,6 +1342,10 @@ class RequantizeOp(_ods_ir.OpView):
         isinstance(divide, _ods_ir.Attribute) or
         not _ods_ir.AttrBuilder.contains('BoolAttr')) else
           _ods_ir.AttrBuilder.get('BoolAttr')(divide, context=_ods_context))
+    if offset is not None: attributes["offset"] = (offset if (
+        isinstance(offset, _ods_ir.Attribute) or
+        not _ods_ir.AttrBuilder.contains('F64Attr')) else
+          _ods_ir.AttrBuilder.get('F64Attr')(offset, context=_ods_context))
     results = []
     _ods_successors = None
     super().__init__(self.OPERATION_NAME, self._ODS_REGIONS, self._ODS_OPERAND_SEGMENTS, self._ODS_RESULT_SEGMENTS, attributes=attributes, results=results, operands=operands, successors=_ods_successors, regions=regions, loc=loc, ip=ip)
@@ -1392,8 +1399,25 @@ class RequantizeOp(_ods_ir.OpView):
   def divide(self):
     del self.operation.attributes["divide"]
 
-def requantize(input, output, scale, zero_point, *, scales=None, divide=None, loc=None, ip=None) -> RequantizeOp:
-  return RequantizeOp(input=input, output=output, scale=scale, zero_point=zero_point, scales=scales, divide=divide, loc=loc, ip=ip)
+  @builtins.property
+  def offset(self) -> _Optional[_ods_ir.FloatAttr]:
+    if "offset" not in self.operation.attributes:
+      return None
+    return self.operation.attributes["offset"]
+
+  @offset.setter
+  def offset(self, value: _Optional[_ods_ir.FloatAttr]):
+    if value is not None:
+      self.operation.attributes["offset"] = value
+    elif "offset" in self.operation.attributes:
+      del self.operation.attributes["offset"]
+
+  @offset.deleter
+  def offset(self):
+    del self.operation.attributes["offset"]
+
+def requantize(input, output, scale, zero_point, *, scales=None, divide=None, offset=None, loc=None, ip=None) -> RequantizeOp:
+  return RequantizeOp(input=input, output=output, scale=scale, zero_point=zero_point, scales=scales, divide=divide, offset=offset, loc=loc, ip=ip)
 
 @_ods_cext.register_operation(_Dialect)
 class SelectOp(_ods_ir.OpView):

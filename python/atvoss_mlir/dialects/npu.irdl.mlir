@@ -191,11 +191,12 @@ module {
       %1 = irdl.base "!builtin.memref"
       %2 = irdl.is "max"
       %3 = irdl.is "avg"
-      %4 = irdl.any_of(%2, %3)
-      %5 = irdl.base "#builtin.dense_array"
+      %4 = irdl.is "sum"
+      %5 = irdl.any_of(%2, %3, %4)
       %6 = irdl.base "#builtin.dense_array"
+      %7 = irdl.base "#builtin.dense_array"
       irdl.operands(input: %0, output: %1)
-      irdl.attributes {"kind" = %4, "window" = %5, "strides" = %6}
+      irdl.attributes {"kind" = %5, "window" = %6, "strides" = %7}
     }
     irdl.operation @reduce {
       %0 = irdl.base "!builtin.memref"

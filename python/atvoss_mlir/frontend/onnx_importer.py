@@ -73,10 +73,11 @@ def _unsigned_refusal(what: str, dtype) -> str:
 
 # Ops of other domains with a handler: onnxruntime's QGemm, which qdq_fusion
 # also writes for DequantizeLinear -> Gemm -> QuantizeLinear.
-OTHER_DOMAIN_OPS = {("com.microsoft", "QGemm"), ("com.microsoft", "QLinearAdd")}
+OTHER_DOMAIN_OPS = {("com.microsoft", "QGemm"), ("com.microsoft", "QLinearAdd"),
+                    ("com.microsoft", "QLinearAveragePool")}
 # Ops that read a uint8 tensor as quantised data.
 QUANTIZED_READERS = {"DequantizeLinear", "QLinearConv", "QLinearMatMul", "QGemm", "QLinearAdd",
-                     "ConvInteger", "MatMulInteger"}
+                     "QLinearAveragePool", "ConvInteger", "MatMulInteger"}
 
 
 class GraphImporter:

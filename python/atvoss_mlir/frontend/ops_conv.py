@@ -249,9 +249,9 @@ def _weight(node, weight, permutation):
 
 # -- pooling -------------------------------------------------------------------------------
 
-def _pool_setup(node, ceil_mode):
+def _pool_setup(node, ceil_mode, x=None):
     lift = _as_2d(node, node.op_type)
-    x = node.value(0)
+    x = node.value(0) if x is None else x
     if lift:
         x = b.reshape(x, node.shape(0)[:2] + [1] + node.shape(0)[2:])
     window = _Window2d(node, lift)
@@ -294,8 +294,15 @@ def max_pool(node):
 
 @handles("AveragePool")
 def average_pool(node):
+    return [average_pooled(node, node.value(0))]
+
+
+def average_pooled(node, x: ir.Value, exact_division: bool = False) -> ir.Value:
+    """AveragePool of `x` with `node`'s window attributes. A divisor that is
+    one constant the vector unit multiplies by as its reciprocal, unless
+    `exact_division` (a quantised average rounds as the divided mean does)."""
     lift, x, kernel, (low, high, outputs, strides, dilations) = \
-        _pool_setup(node, node.attr("ceil_mode", 0))
+        _pool_setup(node, node.attr("ceil_mode", 0), x)
     n, c, h, w = b.shape_of(x)
     element_type = b.element_of(x)
     count_pads = bool(node.attr("count_include_pad", 0))
@@ -320,13 +327,13 @@ def average_pool(node):
                          strides[1])
             counts += mask[rows, cols]
     dtype = np.float16 if isinstance(element_type, ir.F16Type) else np.float32
-    if np.all(counts == counts.flat[0]):  # a scalar in the body: the vector unit runs it
+    if np.all(counts == counts.flat[0]) and not exact_division:  # a scalar in the body
         count = float(counts.flat[0])
         result = b.elementwise([total], lambda a: arith.divf(a[0], b.const_like(count, a[0])))
     else:
         divisor = b.constant_tensor(counts.reshape(*outputs, 1).astype(dtype))
         result = b.elementwise([total, divisor], lambda a: arith.divf(a[0], a[1]))
-    return [_pool_result(result, lift)]
+    return _pool_result(result, lift)
 
 
 @handles("GlobalAveragePool", "GlobalMaxPool")

@@ -1,6 +1,7 @@
 """Quantised ops: QuantizeLinear, DequantizeLinear, the operator forms
-QLinearConv, QLinearMatMul, com.microsoft QGemm, ConvInteger and
-MatMulInteger (`qdq_fusion` rewrites DQ -> Conv/MatMul/Gemm -> Q into them).
+QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger and com.microsoft
+QGemm, QLinearAdd and QLinearAveragePool (`qdq_fusion` rewrites QDQ patterns
+into them).
 
 8-bit integers only. A uint8 tensor is held as int8 shifted by -128, its zero
 point alike: `x - zero_point` is unchanged and the NPU's integers are signed
@@ -27,10 +28,11 @@ from mlir.dialects import arith, linalg, math
 
 from . import builders as b
 from .handler_api import ImportFailure, folds, handles, normalized_axis
-from .ops_conv import conv_nchw
+from .ops_conv import average_pooled, conv_nchw
 
 QUANT_DTYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 I8_MIN, I8_MAX = -128, 127
+UINT8_SHIFT = 128   # uint8 is held as int8 shifted down by this
 
 
 def i8():
@@ -65,7 +67,7 @@ def quantization(node, scale_index: int, zp_index: int, data_dtype=None) -> Quan
         raise ImportFailure("scales must be finite and positive")
     unsigned = dtype == np.uint8
     zp = np.zeros(scale.shape, np.int32) if zero_point is None else zero_point.astype(np.int32)
-    return Quantization(scale.astype(np.float32), zp - 128 if unsigned else zp, unsigned)
+    return Quantization(scale.astype(np.float32), zp - UINT8_SHIFT if unsigned else zp, unsigned)
 
 
 def held(array: np.ndarray) -> np.ndarray:
@@ -140,6 +142,25 @@ def quantize(x: ir.Value, scale: np.ndarray, zero_point: np.ndarray) -> ir.Value
     return _quantization_generic(
         x, [scale, zero_point],
         lambda v, s, zp: _saturate_to_i8(arith.divf(v, s), zp), i8())
+
+
+def quantize_zero_point_first(x: ir.Value, q: Quantization, as_uint8: bool) -> ir.Value:
+    """int8 `clamp(round_half_even(x / scale + zero point))`, in f32, per
+    tensor: onnxruntime's QLinearAveragePool adds the zero point before
+    rounding, which in f32 can land a value on a tie. `as_uint8`: the zero
+    point of the uint8 form (int8's + 128), which onnxruntime adds when it
+    runs an int8 QDQ graph as uint8 (on x86)."""
+    f32 = ir.F32Type.get()
+    held = float(q.zero_point.reshape(()))
+    declared = held + UINT8_SHIFT if q.unsigned or as_uint8 else held
+
+    def body(v, s):
+        value = math.roundeven(arith.addf(arith.divf(v, s), b.scalar(declared, f32)))
+        value = arith.addf(value, b.scalar(held - declared, f32))
+        value = arith.minimumf(arith.maximumf(value, b.scalar(float(I8_MIN), f32)),
+                               b.scalar(float(I8_MAX), f32))
+        return arith.fptosi(i8(), value)
+    return _quantization_generic(x, [q.scale], body, i8())
 
 
 def dequantize(x: ir.Value, scale: np.ndarray, zero_point: np.ndarray) -> ir.Value:
@@ -434,3 +455,21 @@ def _zero_point(node, index: int) -> np.ndarray:
         return np.zeros((), np.int32)
     zero_point = node.required_constant(index, "the zero point")
     return held(zero_point).astype(np.int32)
+
+
+@handles("QLinearAveragePool")
+def qlinear_average_pool(node):
+    """com.microsoft QLinearAveragePool, as onnxruntime computes it: each
+    input dequantised to f32, summed in f32 (the vector unit's pool), divided
+    by the count, and quantised with the zero point added before rounding.
+    `fuse_qdq` sets
+    `round_as_uint8` on the ones it makes of int8 QDQ graphs, which
+    onnxruntime runs as uint8."""
+    if node.attr("channels_last", 0):
+        raise ImportFailure("channels_last=1 is not supported")
+    x_q, y_q = quantization(node, 1, 2), quantization(node, 3, 4)
+    if any(q.scale.size != 1 or q.zero_point.size != 1 for q in (x_q, y_q)):
+        raise ImportFailure("per-axis scales are not supported")
+    real = dequantize(quantized_value(node, 0), x_q.scale, x_q.zero_point)
+    mean = average_pooled(node, real, exact_division=True)
+    return [quantize_zero_point_first(mean, y_q, bool(node.attr("round_as_uint8", 0)))]

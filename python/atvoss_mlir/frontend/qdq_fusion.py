@@ -8,6 +8,9 @@ rewritten, before import, into ops that compute on the 8-bit tensors.
   requantising epilogue (`ops_quantized`).
 - An Add of two tensors dequantised per tensor and quantised after it (a
   residual add) becomes com.microsoft QLinearAdd: int8 in, int8 out.
+- An AveragePool dequantised and quantised per tensor becomes com.microsoft
+  QLinearAveragePool, computed in float as onnxruntime computes it (the zero
+  point added before rounding), with a remark.
 - Ops that only move or select elements (MaxPool, Reshape, Transpose, Concat,
   ...) between a DequantizeLinear and a QuantizeLinear of the same scale and
   zero point run on the 8-bit tensor itself.
@@ -228,7 +231,8 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
             node.output[0], old = q.output[0], node.output[0]
             replaced[nodes.index(q)] = helper.make_node(
                 "Identity", [q.output[0]], [f"{old}.unused"], name=q.name)
-        elif node.op_type == "Add" and q is not None and _per_tensor_add(graph, node, q):
+        elif node.op_type == "Add" and len(node.input) == 2 and q is not None and \
+                _per_tensor(graph, node, q):
             a, b = (graph.dequantized(name) for name in node.input)
             inputs = [a.input[0], *_q_inputs(a, graph, f"{node.name or index}.a_zero_point"),
                       b.input[0], *_q_inputs(b, graph, f"{node.name or index}.b_zero_point"),
@@ -237,6 +241,20 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
                                                name=node.name, domain="com.microsoft")
             replaced[nodes.index(q)] = helper.make_node(
                 "Identity", [q.output[0]], [f"{q.output[0]}.unused"], name=q.name)
+        elif node.op_type == "AveragePool" and q is not None and _per_tensor(graph, node, q):
+            x = graph.dequantized(node.input[0])
+            inputs = [x.input[0], *_q_inputs(x, graph, f"{node.name or index}.x_zero_point"),
+                      *_q_inputs(q, graph, f"{node.name or index}.y_zero_point")]
+            attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+            # onnxruntime runs int8 QDQ graphs as uint8 on x86: its zero point
+            # + 128 is what QLinearAveragePool adds before rounding
+            replaced[index] = helper.make_node("QLinearAveragePool", inputs, [q.output[0]],
+                                               name=node.name, domain="com.microsoft",
+                                               round_as_uint8=1, **attributes)
+            replaced[nodes.index(q)] = helper.make_node(
+                "Identity", [q.output[0]], [f"{q.output[0]}.unused"], name=q.name)
+            remarks.append(_remark(path, index, node, "as onnxruntime's QLinearAveragePool, "
+                                   "the zero point added before rounding"))
         elif node.op_type in FLOAT_REMARK_OPS and any(graph.dequantized(i) for i in node.input):
             remarks.append(_remark(path, index, node, "no int8 form here"))
     if not replaced:
@@ -251,11 +269,12 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
     return model_copy, remarks
 
 
-def _per_tensor_add(graph: QdqGraph, node: onnx.NodeProto, q: onnx.NodeProto) -> bool:
-    """An Add of two dequantised tensors, every scale and zero point one constant."""
+def _per_tensor(graph: QdqGraph, node: onnx.NodeProto, q: onnx.NodeProto) -> bool:
+    """Every input of `node` dequantised, every scale and zero point (theirs
+    and `q`'s) one constant."""
     dqs = [graph.dequantized(name) for name in node.input]
     params = [graph.params(n) for n in dqs + [q] if n is not None]
-    return len(node.input) == 2 and all(dqs) and len(params) == 3 and \
+    return all(dqs) and len(params) == len(node.input) + 1 and \
         all(p is not None and p[0].size == 1 and p[1].size == 1 for p in params)
 
 

@@ -289,7 +289,8 @@ class ElementwiseRecipe(Recipe):
                 elif isinstance(step, QuantizeStep):
                     npu.RequantizeOp(value(step.source), result, step.scale, step.zero_point,
                                      scales=value(step.scales) if step.scales else None,
-                                     divide=True if step.kind == "quantize" else None)
+                                     divide=True if step.kind == "quantize" else None,
+                                     offset=step.offset or None)
                 elif isinstance(step, SelectStep):
                     npu.SelectOp(value(step.condition), value(step.on_true),
                                  value(step.on_false), result)

@@ -1,15 +1,12 @@
-"""Pooling on the vector unit: linalg max and sum pooling (NHWC) as npu.pool2d;
-a sum pool is the average pool times the window size."""
+"""Pooling on the vector unit: linalg max and sum pooling (NHWC) as npu.pool2d."""
 
 from __future__ import annotations
-
-import math
 
 from mlir import ir
 
 from ..dialects import npu
 from .absorbed import output_init, overwriting_output, window_input
-from .sram_ops import in_sram, initial_value, scratch
+from .sram_ops import in_sram, initial_value
 from .problem import (VECTOR_TYPES, LoopDim, OperandTile, Recipe, Tiled, TilingProblem,
                       Unsupported, Window, ins_outs, ints, optional_attr, static_shape, type_name,
                       vector_cycles)
@@ -41,9 +38,7 @@ def pool_problem(op, target) -> TilingProblem:
                             is_output=True)]
     problem = TilingProblem(
         op, POOLING, dims, operands,
-        # A sum is the average (npu.pool2d) times the window size (npu.elementwise).
-        lambda t: vector_cycles(t[0] * t[1] * t[2] * t[3], target, kh * kw)
-        + (vector_cycles(t[0] * t[1] * t[2] * t[3], target) if kind == "sum" else 0),
+        lambda t: vector_cycles(t[0] * t[1] * t[2] * t[3], target, kh * kw),
         details={"strides": strides, "window": (kh, kw), "pool": kind})
     problem.absorbed_ops += absorbed
     return overwriting_output(output_init(problem), float("-inf") if kind == "max" else 0.0)
@@ -69,13 +64,7 @@ class PoolingRecipe(Recipe):
             init = initial_value(op, out)
             if init is not None:   # the identity of the pool: npu.pool2d overwrites
                 rewriter.erase_op(init.operation)
-            if pool == "sum":
-                count = scratch(op, [1], ir.MemRefType(out.type).element_type,
-                                float(math.prod(kernel)))
-            npu.Pool2dOp(image, out, "max" if pool == "max" else "avg", kernel,
-                         ints(optional_attr(op, "strides"), (1, 1)))
-            if pool == "sum":
-                npu.ElementwiseOp(out, count, out, "mul")
+            npu.Pool2dOp(image, out, pool, kernel, ints(optional_attr(op, "strides"), (1, 1)))
         rewriter.erase_op(op.operation)
 
 

@@ -87,3 +87,30 @@ func.func @add$quantized(%a: tensor<16x16x64xi8>, %b: tensor<16x16x64xi8>) -> te
   } -> tensor<16x16x64xi8>
   return %r : tensor<16x16x64xi8>
 }
+
+// QLinearAveragePool's quantisation (frontend/ops_quantized.quantize_zero_point_first):
+// the zero point added before rounding, then the uint8 shift, is one
+// npu.requantize with `offset`.
+// CHECK-LABEL: func.func @quantize$zero_point_first
+// CHECK:         "npu.requantize"(%{{.*}}, %{{.*}}) {divide = true, offset = 1.200000e+02 : f64, scale = 2.500000e-01 : f64, zero_point = -128 : i64} : (memref<{{.*}}xf32, {{.*}}1>, memref<{{.*}}xi8, {{.*}}1>) -> ()
+func.func @quantize$zero_point_first(%a: tensor<16x64xf32>) -> tensor<16x64xi8> {
+  %out = tensor.empty() : tensor<16x64xi8>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<16x64xf32>) outs(%out : tensor<16x64xi8>) {
+  ^bb0(%x: f32, %o: i8):
+    %s = arith.constant 0.25 : f32
+    %zu = arith.constant 120.0 : f32
+    %shift = arith.constant -128.0 : f32
+    %lo = arith.constant -128.0 : f32
+    %hi = arith.constant 127.0 : f32
+    %d = arith.divf %x, %s : f32
+    %u = arith.addf %d, %zu : f32
+    %n = math.roundeven %u : f32
+    %z = arith.addf %n, %shift : f32
+    %c1 = arith.maximumf %z, %lo : f32
+    %c2 = arith.minimumf %c1, %hi : f32
+    %q = arith.fptosi %c2 : f32 to i8
+    linalg.yield %q : i8
+  } -> tensor<16x64xi8>
+  return %r : tensor<16x64xi8>
+}

@@ -100,13 +100,14 @@ def test_depthwise_bias_relu6():
     np.testing.assert_allclose(out, reference, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("kind", ["max", "avg"])
+@pytest.mark.parametrize("kind", ["max", "avg", "sum"])
 def test_pool2d(kind):
     x = uniform((1, 9, 9, 3))
     oh = (9 - 3) // 2 + 1
     taps = [x[:, i:i + 2 * oh - 1:2, j:j + 2 * oh - 1:2, :].astype(np.float32)
             for i in range(3) for j in range(3)]
-    reference = np.max(taps, axis=0) if kind == "max" else np.sum(taps, axis=0) / 9
+    total = np.sum(taps, axis=0)
+    reference = {"max": np.max(taps, axis=0), "avg": total / 9, "sum": total}[kind]
     body = (f'"npu.pool2d"({{in0}}, {{out0}}) {{kind = "{kind}", window = array<i64: 3, 3>, '
             'strides = array<i64: 2, 2>} : ({in0_t}, {out0_t}) -> ()')
     program = single_tile([(x.shape, np.float16)], [((1, oh, oh, 3), np.float16)], body)
@@ -175,6 +176,18 @@ def test_requantize_rounds_half_to_even():
     out = simulate(program, [x, np.zeros(x.shape, np.int8)]).outputs[1]
     # 0.5 -> 0, 1.5 -> 2, -0.5 -> -0, 2.5 -> 2, clamped at 127 / -128.
     np.testing.assert_array_equal(out, [[0, 2, 0, 2, 100, -100]])
+
+
+def test_requantize_offset_is_added_in_f32_before_rounding():
+    # 2.4999998 + 128 is 130.5 in f32 (a tie, to even: 130); 3.4999998 + 128
+    # is 131.5 (to 132); -0.5 + 128 is exact (to 128); the offset of 128 then
+    # taken off by the zero point.
+    x = np.array([[2.4999998, 3.4999998, -0.5, 200.0]], np.float32)
+    body = ('"npu.requantize"({in0}, {out0}) {divide = true, offset = 128.0 : f64, '
+            'scale = 1.0 : f64, zero_point = -128 : i64} : ({in0_t}, {out0_t}) -> ()')
+    program = single_tile([(x.shape, np.float32)], [(x.shape, np.int8)], body)
+    out = simulate(program, [x, np.zeros(x.shape, np.int8)]).outputs[1]
+    np.testing.assert_array_equal(out, [[2, 4, 0, 127]])
 
 
 def test_transpose_nchw_to_nhwc_and_fill():

@@ -70,6 +70,9 @@ func.func @vector_unit(%x: memref<1x17x17x32xf16, 1>, %dw: memref<3x3x32xf16, 1>
   // CHECK: "npu.pool2d"(%{{.*}}, %{{.*}}) {kind = "avg", strides = array<i64: 2, 2>, window = array<i64: 3, 3>}
   "npu.pool2d"(%x, %y) {kind = "avg", window = array<i64: 3, 3>, strides = array<i64: 2, 2>}
       : (memref<1x17x17x32xf16, 1>, memref<1x8x8x32xf16, 1>) -> ()
+  // CHECK: "npu.pool2d"(%{{.*}}, %{{.*}}) {kind = "sum", strides = array<i64: 2, 2>, window = array<i64: 3, 3>}
+  "npu.pool2d"(%x, %y) {kind = "sum", window = array<i64: 3, 3>, strides = array<i64: 2, 2>}
+      : (memref<1x17x17x32xf16, 1>, memref<1x8x8x32xf16, 1>) -> ()
   // CHECK: "npu.transpose"(%{{.*}}, %{{.*}}) {permutation = array<i64: 1, 0>}
   "npu.transpose"(%e0, %t) {permutation = array<i64: 1, 0>}
       : (memref<8x64xf16, 1>, memref<64x8xf16, 1>) -> ()
@@ -92,6 +95,9 @@ func.func @vector_unit(%x: memref<1x17x17x32xf16, 1>, %dw: memref<3x3x32xf16, 1>
       : (memref<8x64xi8, 1>, memref<8x64xf32, 1>) -> ()
   // CHECK: "npu.requantize"(%{{.*}}, %{{.*}}) {divide = true, scale = 5.000000e-01 : f64, zero_point = 3 : i64}
   "npu.requantize"(%xf, %q) {divide = true, scale = 0.5 : f64, zero_point = 3 : i64}
+      : (memref<8x64xf32, 1>, memref<8x64xi8, 1>) -> ()
+  // CHECK: "npu.requantize"(%{{.*}}, %{{.*}}) {divide = true, offset = 1.200000e+02 : f64, scale = 5.000000e-01 : f64, zero_point = -128 : i64}
+  "npu.requantize"(%xf, %q) {divide = true, offset = 120.0 : f64, scale = 0.5 : f64, zero_point = -128 : i64}
       : (memref<8x64xf32, 1>, memref<8x64xi8, 1>) -> ()
   return
 }
