@@ -73,11 +73,12 @@ def _unsigned_refusal(what: str, dtype) -> str:
 
 # Ops of other domains with a handler: onnxruntime's QGemm, which qdq_fusion
 # also writes for DequantizeLinear -> Gemm -> QuantizeLinear.
-OTHER_DOMAIN_OPS = {("com.microsoft", "QGemm"), ("com.microsoft", "QLinearAdd"),
-                    ("com.microsoft", "QLinearAveragePool")}
+OTHER_DOMAIN_OPS = {("com.microsoft", op) for op in (
+    "QGemm", "QLinearAdd", "QLinearAveragePool", "QLinearGlobalAveragePool", "QLinearConcat",
+    "QLinearMul", "QLinearSigmoid", "QLinearLeakyRelu")}
 # Ops that read a uint8 tensor as quantised data.
-QUANTIZED_READERS = {"DequantizeLinear", "QLinearConv", "QLinearMatMul", "QGemm", "QLinearAdd",
-                     "QLinearAveragePool", "ConvInteger", "MatMulInteger"}
+QUANTIZED_READERS = {"DequantizeLinear", "QLinearConv", "QLinearMatMul", "ConvInteger",
+                     "MatMulInteger"} | {op for _, op in OTHER_DOMAIN_OPS}
 
 
 class GraphImporter:
@@ -391,8 +392,8 @@ def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None
             "error", message, position=SourcePosition(path, 1 if index is None else index + 1, 1)
             if path else None)])
     from . import (ops_activation, ops_conv, ops_elementwise,  # noqa: F401  (handlers)
-                   ops_fold, ops_layout, ops_logic, ops_nn, ops_norm, ops_quantized, ops_reduce,
-                   ops_resize, ops_shape)
+                   ops_fold, ops_layout, ops_logic, ops_nn, ops_norm, ops_qoperator,
+                   ops_quantized, ops_reduce, ops_resize, ops_shape)
     context = context or _make_context()
     with context:
         try:

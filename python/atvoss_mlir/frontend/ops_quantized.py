@@ -1,7 +1,7 @@
 """Quantised ops: QuantizeLinear, DequantizeLinear, the operator forms
 QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger and com.microsoft
-QGemm, QLinearAdd and QLinearAveragePool (`qdq_fusion` rewrites QDQ patterns
-into them).
+QGemm and QLinearAdd (`qdq_fusion` rewrites QDQ patterns into them; the other
+QOperator forms are in `ops_qoperator`).
 
 8-bit integers only. A uint8 tensor is held as int8 shifted by -128, its zero
 point alike: `x - zero_point` is unchanged and the NPU's integers are signed
@@ -28,7 +28,7 @@ from mlir.dialects import arith, linalg, math
 
 from . import builders as b
 from .handler_api import ImportFailure, folds, handles, normalized_axis
-from .ops_conv import average_pooled, conv_nchw
+from .ops_conv import conv_nchw
 
 QUANT_DTYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 I8_MIN, I8_MAX = -128, 127
@@ -144,23 +144,27 @@ def quantize(x: ir.Value, scale: np.ndarray, zero_point: np.ndarray) -> ir.Value
         lambda v, s, zp: _saturate_to_i8(arith.divf(v, s), zp), i8())
 
 
-def quantize_zero_point_first(x: ir.Value, q: Quantization, as_uint8: bool) -> ir.Value:
-    """int8 `clamp(round_half_even(x / scale + zero point))`, in f32, per
-    tensor: onnxruntime's QLinearAveragePool adds the zero point before
-    rounding, which in f32 can land a value on a tie. `as_uint8`: the zero
-    point of the uint8 form (int8's + 128), which onnxruntime adds when it
-    runs an int8 QDQ graph as uint8 (on x86)."""
+def _saturate_zero_point_first(value, q: Quantization, as_uint8: bool):
+    """int8 `clamp(round_half_even(value + zero point))`, shifted into int8
+    when unsigned: the zero point added in f32 before rounding, as
+    onnxruntime's QLinearAdd and QLinearAveragePool do (which can land a value
+    on a tie). `as_uint8`: the zero point of the uint8 form (int8's + 128),
+    which onnxruntime adds when it runs an int8 QDQ graph as uint8 (on x86)."""
     f32 = ir.F32Type.get()
     held = float(q.zero_point.reshape(()))
     declared = held + UINT8_SHIFT if q.unsigned or as_uint8 else held
+    value = math.roundeven(arith.addf(value, b.scalar(declared, f32)))
+    value = arith.addf(value, b.scalar(held - declared, f32))
+    value = arith.minimumf(arith.maximumf(value, b.scalar(float(I8_MIN), f32)),
+                           b.scalar(float(I8_MAX), f32))
+    return arith.fptosi(i8(), value)
 
-    def body(v, s):
-        value = math.roundeven(arith.addf(arith.divf(v, s), b.scalar(declared, f32)))
-        value = arith.addf(value, b.scalar(held - declared, f32))
-        value = arith.minimumf(arith.maximumf(value, b.scalar(float(I8_MIN), f32)),
-                               b.scalar(float(I8_MAX), f32))
-        return arith.fptosi(i8(), value)
-    return _quantization_generic(x, [q.scale], body, i8())
+
+def quantize_zero_point_first(x: ir.Value, q: Quantization, as_uint8: bool) -> ir.Value:
+    """`x / scale` saturated as `_saturate_zero_point_first`, per tensor."""
+    return _quantization_generic(
+        x, [q.scale], lambda v, s: _saturate_zero_point_first(arith.divf(v, s), q, as_uint8),
+        i8())
 
 
 def dequantize(x: ir.Value, scale: np.ndarray, zero_point: np.ndarray) -> ir.Value:
@@ -398,8 +402,11 @@ def qlinear_add(node):
     """com.microsoft QLinearAdd: int8 `quantize(dequantize(a) + dequantize(b))`
     in f32 (what DequantizeLinear -> Add -> QuantizeLinear computes): one
     generic, which the vector unit runs as dequantise, add and quantise on SRAM
-    tiles, when a and b have one shape; with broadcasting, three generics."""
+    tiles, when a and b have one shape; with broadcasting, three generics.
+    The zero point is added before rounding, as onnxruntime does
+    (`round_as_uint8`: as `_saturate_zero_point_first`, set by `fuse_qdq`)."""
     a_q, b_q, y_q = quantization(node, 1, 2), quantization(node, 4, 5), quantization(node, 6, 7)
+    as_uint8 = bool(node.attr("round_as_uint8", 0))
     if any(q.scale.size != 1 or q.zero_point.size != 1 for q in (a_q, b_q, y_q)):
         raise ImportFailure("per-axis scales are not supported")
     left, right = quantized_value(node, 0), quantized_value(node, 3)
@@ -407,7 +414,7 @@ def qlinear_add(node):
         total = b.elementwise([dequantize(left, a_q.scale, a_q.zero_point),
                                dequantize(right, b_q.scale, b_q.zero_point)],
                               lambda v: arith.addf(v[0], v[1]))
-        return [quantize(total, y_q.scale, y_q.zero_point)]
+        return [quantize_zero_point_first(total, y_q, as_uint8)]
     f32 = ir.F32Type.get()
 
     def scalar(array):
@@ -419,7 +426,7 @@ def qlinear_add(node):
 
     def body(args):
         total = arith.addf(real(args[0], a_q), real(args[1], b_q))
-        return _saturate_to_i8(arith.divf(total, scalar(y_q.scale)), scalar(y_q.zero_point))
+        return _saturate_zero_point_first(arith.divf(total, scalar(y_q.scale)), y_q, as_uint8)
     return [b.elementwise([left, right], body, i8())]
 
 
@@ -456,20 +463,3 @@ def _zero_point(node, index: int) -> np.ndarray:
     zero_point = node.required_constant(index, "the zero point")
     return held(zero_point).astype(np.int32)
 
-
-@handles("QLinearAveragePool")
-def qlinear_average_pool(node):
-    """com.microsoft QLinearAveragePool, as onnxruntime computes it: each
-    input dequantised to f32, summed in f32 (the vector unit's pool), divided
-    by the count, and quantised with the zero point added before rounding.
-    `fuse_qdq` sets
-    `round_as_uint8` on the ones it makes of int8 QDQ graphs, which
-    onnxruntime runs as uint8."""
-    if node.attr("channels_last", 0):
-        raise ImportFailure("channels_last=1 is not supported")
-    x_q, y_q = quantization(node, 1, 2), quantization(node, 3, 4)
-    if any(q.scale.size != 1 or q.zero_point.size != 1 for q in (x_q, y_q)):
-        raise ImportFailure("per-axis scales are not supported")
-    real = dequantize(quantized_value(node, 0), x_q.scale, x_q.zero_point)
-    mean = average_pooled(node, real, exact_division=True)
-    return [quantize_zero_point_first(mean, y_q, bool(node.attr("round_as_uint8", 0)))]

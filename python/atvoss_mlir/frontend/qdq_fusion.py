@@ -238,7 +238,8 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
                       b.input[0], *_q_inputs(b, graph, f"{node.name or index}.b_zero_point"),
                       *_q_inputs(q, graph, f"{node.name or index}.y_zero_point")]
             replaced[index] = helper.make_node("QLinearAdd", inputs, [q.output[0]],
-                                               name=node.name, domain="com.microsoft")
+                                               name=node.name, domain="com.microsoft",
+                                               round_as_uint8=1)
             replaced[nodes.index(q)] = helper.make_node(
                 "Identity", [q.output[0]], [f"{q.output[0]}.unused"], name=q.name)
         elif node.op_type == "AveragePool" and q is not None and _per_tensor(graph, node, q):
@@ -246,8 +247,7 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
             inputs = [x.input[0], *_q_inputs(x, graph, f"{node.name or index}.x_zero_point"),
                       *_q_inputs(q, graph, f"{node.name or index}.y_zero_point")]
             attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-            # onnxruntime runs int8 QDQ graphs as uint8 on x86: its zero point
-            # + 128 is what QLinearAveragePool adds before rounding
+            # onnxruntime runs int8 QDQ graphs as uint8 on x86: round_as_uint8
             replaced[index] = helper.make_node("QLinearAveragePool", inputs, [q.output[0]],
                                                name=node.name, domain="com.microsoft",
                                                round_as_uint8=1, **attributes)

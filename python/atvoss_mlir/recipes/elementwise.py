@@ -283,7 +283,8 @@ class ElementwiseRecipe(Recipe):
                         reals.append(loop_order_tile(ir.F32Type.get()))
                         npu.DequantizeOp(value(ref), reals[-1], scale, zero_point)
                     npu.ElementwiseOp(reals[0], reals[1], reals[0], "add")
-                    npu.RequantizeOp(reals[0], result, step.scale, step.zero_point, divide=True)
+                    npu.RequantizeOp(reals[0], result, step.scale, step.zero_point, divide=True,
+                                     offset=step.offset or None)
                 elif isinstance(step, QuantizeStep) and step.kind == "dequantize":
                     npu.DequantizeOp(value(step.source), result, step.scale, step.zero_point)
                 elif isinstance(step, QuantizeStep):

@@ -83,6 +83,7 @@ class QuantizedAddStep:
     inputs: tuple        # ((scale, zero point) of lhs, (scale, zero point) of rhs)
     scale: float         # of the output
     zero_point: int
+    offset: float = 0.0  # added before rounding (onnxruntime's zero point)
 
     kind = "quantized_add"
     scratch_tiles = 2    # f32
@@ -206,6 +207,13 @@ def quantization_step(block: ir.Block, n_inputs: int) -> QuantizeStep | None:
                 and scale is not None and str(ops[1].results[0].type) == "f32":
             return QuantizeStep("dequantize", Ref("in", 0), Ref("tmp", 0), scale, 0)
         return None
+    if names == ["arith.sitofp", "arith.subf", "linalg.yield"] and n_inputs == 1:
+        zero_point = scalar(ops[1].operands[1])   # the scale 1 form: centred
+        if str(x.type) == "i8" and ops[0].operands[0] == x and follows(ops[1], ops[0]) \
+                and zero_point is not None and zero_point == int(zero_point) \
+                and str(ops[1].results[0].type) == "f32":
+            return QuantizeStep("dequantize", Ref("in", 0), Ref("tmp", 0), 1.0, int(zero_point))
+        return None
     if names == ["arith.sitofp", "arith.subf", "arith.mulf", "linalg.yield"] and n_inputs == 1:
         zero_point, scale = scalar(ops[1].operands[1]), scalar(ops[2].operands[1])
         if str(x.type) == "i8" and ops[0].operands[0] == x and follows(ops[1], ops[0]) \
@@ -286,17 +294,25 @@ def quantized_add_step(block: ir.Block, n_inputs: int) -> QuantizedAddStep | Non
     for name in ("arith.fptosi", "arith.minimumf", "arith.maximumf", "arith.addf",
                  "math.roundeven", "arith.divf"):
         op = producer(value, name)
+        if op is None and name == "arith.divf":   # x / s + offset, then rounded
+            offset_add = producer(value, "arith.addf")
+            op = offset_add and producer(offset_add.operands[0], name)
+            chain.append(offset_add)
         if op is None:
             return None
         chain.append(op)
         value = op.operands[0]
-    fptosi, minimum, maximum, shift, _, divide = chain
+    if len(chain) == 6:
+        chain.insert(5, None)
+    fptosi, minimum, maximum, shift, _, offset_add, divide = chain
     if str(fptosi.results[0].type) != "i8" or scalar(minimum.operands[1]) != 127.0 \
             or scalar(maximum.operands[1]) != -128.0:
         return None
     zero_point, scale = scalar(shift.operands[1]), scalar(divide.operands[1])
+    offset = 0.0 if offset_add is None else scalar(offset_add.operands[1])
     total = producer(value, "arith.addf")
-    if zero_point is None or zero_point != int(zero_point) or scale is None or total is None:
+    if zero_point is None or zero_point != int(zero_point) or scale is None or total is None \
+            or offset is None:
         return None
 
     def dequantized(value):
@@ -321,7 +337,7 @@ def quantized_add_step(block: ir.Block, n_inputs: int) -> QuantizedAddStep | Non
         return None
     parts.sort()
     return QuantizedAddStep(Ref("in", 0), Ref("in", 1), Ref("tmp", 0),
-                            tuple((p[1], p[2]) for p in parts), scale, int(zero_point))
+                            tuple((p[1], p[2]) for p in parts), scale, int(zero_point), offset)
 
 
 def body_program(block: ir.Block, n_inputs: int) -> list:

@@ -114,3 +114,39 @@ func.func @quantize$zero_point_first(%a: tensor<16x64xf32>) -> tensor<16x64xi8> 
   } -> tensor<16x64xi8>
   return %r : tensor<16x64xi8>
 }
+
+// QLinearAdd as onnxruntime rounds it: the (uint8) zero point added before
+// rounding is npu.requantize's `offset`, the shift back to int8 its zero point.
+// CHECK-LABEL: func.func @add$zero_point_first
+// CHECK:         "npu.elementwise"(%{{.*}}, %{{.*}}, %{{.*}}) {kind = "add"}
+// CHECK:         "npu.requantize"(%{{.*}}, %{{.*}}) {divide = true, offset = 1.300000e+02 : f64, scale = 7.500000e-01 : f64, zero_point = -128 : i64}
+func.func @add$zero_point_first(%a: tensor<16x64xi8>, %b: tensor<16x64xi8>) -> tensor<16x64xi8> {
+  %out = tensor.empty() : tensor<16x64xi8>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : tensor<16x64xi8>, tensor<16x64xi8>) outs(%out : tensor<16x64xi8>) {
+  ^bb0(%x: i8, %y: i8, %o: i8):
+    %za = arith.constant 3.0 : f32
+    %sa = arith.constant 0.5 : f32
+    %sb = arith.constant 0.25 : f32
+    %sy = arith.constant 0.75 : f32
+    %zu = arith.constant 130.0 : f32
+    %shift = arith.constant -128.0 : f32
+    %lo = arith.constant -128.0 : f32
+    %hi = arith.constant 127.0 : f32
+    %xf = arith.sitofp %x : i8 to f32
+    %xc = arith.subf %xf, %za : f32
+    %xr = arith.mulf %xc, %sa : f32
+    %yf = arith.sitofp %y : i8 to f32
+    %yr = arith.mulf %yf, %sb : f32
+    %s = arith.addf %xr, %yr : f32
+    %d = arith.divf %s, %sy : f32
+    %u = arith.addf %d, %zu : f32
+    %n = math.roundeven %u : f32
+    %z = arith.addf %n, %shift : f32
+    %c1 = arith.maximumf %z, %lo : f32
+    %c2 = arith.minimumf %c1, %hi : f32
+    %q = arith.fptosi %c2 : f32 to i8
+    linalg.yield %q : i8
+  } -> tensor<16x64xi8>
+  return %r : tensor<16x64xi8>
+}

@@ -1,0 +1,118 @@
+"""onnxruntime's QOperator forms that are not products: QLinearAveragePool,
+QLinearGlobalAveragePool, QLinearConcat, QLinearMul, QLinearSigmoid and
+QLinearLeakyRelu (com.microsoft), as `quantize_static(..., QuantFormat.QOperator)`
+writes them. Each computes what onnxruntime's kernel computes, in the same
+f32 steps, so that rounding ties fall the same way: dequantised to f32 (or
+centred, exactly), the float op, quantised.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mlir.dialects import arith
+
+from . import builders as b
+from .handler_api import ImportFailure, handles, normalized_axis
+from .ops_conv import average_pooled
+from .ops_quantized import (Quantization, dequantize, quantization, quantize,
+                            quantize_zero_point_first, quantized_value, requantize,
+                            scalar_zero_point)
+
+
+def per_tensor(node, *indices: int) -> list[Quantization]:
+    """The quantisation of the (scale, zero point) input pairs at `indices`,
+    each one scalar."""
+    found = [quantization(node, i, i + 1) for i in indices]
+    if any(q.scale.size != 1 or q.zero_point.size != 1 for q in found):
+        raise ImportFailure("per-axis scales are not supported")
+    return found
+
+
+@handles("QLinearAveragePool")
+def qlinear_average_pool(node):
+    """com.microsoft QLinearAveragePool, as onnxruntime computes it: each
+    input dequantised to f32, summed in f32 (the vector unit's pool), divided
+    by the count, and quantised with the zero point added before rounding.
+    `fuse_qdq` sets
+    `round_as_uint8` on the ones it makes of int8 QDQ graphs, which
+    onnxruntime runs as uint8."""
+    if node.attr("channels_last", 0):
+        raise ImportFailure("channels_last=1 is not supported")
+    x_q, y_q = quantization(node, 1, 2), quantization(node, 3, 4)
+    if any(q.scale.size != 1 or q.zero_point.size != 1 for q in (x_q, y_q)):
+        raise ImportFailure("per-axis scales are not supported")
+    real = dequantize(quantized_value(node, 0), x_q.scale, x_q.zero_point)
+    mean = average_pooled(node, real, exact_division=True)
+    return [quantize_zero_point_first(mean, y_q, bool(node.attr("round_as_uint8", 0)))]
+
+
+@handles("QLinearGlobalAveragePool")
+def qlinear_global_average_pool(node):
+    """onnxruntime's kernel: the int32 sum of `x - zx` over the image,
+    requantised by `sx / (sy * size)` (f32): here the centred sum in f32,
+    exact while it stays below 2^24."""
+    x_q, y_q = per_tensor(node, 1, 3)
+    x = quantized_value(node, 0)
+    shape = b.shape_of(x)
+    axes = list(range(1, len(shape) - 1)) if node.attr("channels_last", 0) else \
+        list(range(2, len(shape)))
+    size = int(np.prod([shape[a] for a in axes]))
+    if size * 255 >= 2**24:
+        raise ImportFailure(f"an image of {size} elements: the sum would leave f32's exact "
+                            f"integers")
+    centred = dequantize(x, np.float32(1.0), x_q.zero_point)
+    total = b.reduce_keepdims(centred, axes, 0.0, arith.addf)
+    multiplier = np.float32(x_q.scale) / (np.float32(y_q.scale) * np.float32(size))
+    return [requantize(total, np.asarray(multiplier, np.float32),
+                       scalar_zero_point(y_q, "the output"))]
+
+
+@handles("QLinearConcat")
+def qlinear_concat(node):
+    """Inputs of the output's scale and zero point are concatenated as they
+    are; the others are requantised to it (dequantised, quantised)."""
+    (y_q,) = per_tensor(node, 0)
+    parts = []
+    for index in range(2, node.input_count, 3):
+        (x_q,) = per_tensor(node, index + 1)
+        x = quantized_value(node, index)
+        if not (np.array_equal(x_q.scale, y_q.scale) and
+                np.array_equal(x_q.zero_point, y_q.zero_point)):
+            x = quantize(dequantize(x, x_q.scale, x_q.zero_point), y_q.scale, y_q.zero_point)
+        parts.append(x)
+    rank = len(b.shape_of(parts[0]))
+    return [b.concat(parts, normalized_axis(node.attr("axis"), rank))]
+
+
+@handles("QLinearMul")
+def qlinear_mul(node):
+    """`(dequantize(a) * dequantize(b)) / sy`, rounded, plus zy."""
+    a_q, b_q, y_q = per_tensor(node, 1, 4, 6)
+    product = b.elementwise([dequantize(quantized_value(node, 0), a_q.scale, a_q.zero_point),
+                             dequantize(quantized_value(node, 3), b_q.scale, b_q.zero_point)],
+                            lambda v: arith.mulf(v[0], v[1]))
+    return [quantize(product, y_q.scale, y_q.zero_point)]
+
+
+def _unary(node, fn):
+    x_q, y_q = per_tensor(node, 1, 3)
+    real = dequantize(quantized_value(node, 0), x_q.scale, x_q.zero_point)
+    return [quantize(b.elementwise([real], lambda v: fn(v[0])), y_q.scale, y_q.zero_point)]
+
+
+@handles("QLinearSigmoid")
+def qlinear_sigmoid(node):
+    return _unary(node, b.sigmoid)
+
+
+@handles("QLinearLeakyRelu")
+def qlinear_leaky_relu(node):
+    """`max(x, 0) + alpha * min(x, 0)`: LeakyRelu's values exactly (one term
+    is 0), in steps the vector unit runs after the dequantisation."""
+    alpha = node.attr("alpha", 0.01)
+
+    def body(v):
+        zero = b.const_like(0.0, v)
+        return arith.addf(arith.maximumf(v, zero),
+                          arith.mulf(arith.minimumf(v, zero), b.const_like(alpha, v)))
+    return _unary(node, body)

@@ -1,0 +1,131 @@
+"""onnxruntime's QOperator forms (frontend/ops_qoperator.py) against
+onnxruntime itself, and whole models quantised in the QOperator format."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper
+from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
+
+from test_int8 import (assert_within_one_lsb, atvoss_cli, compiled_outputs, elem, integers,
+                       model_of, reference)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+
+
+def microsoft_model(node, inputs: dict, initializers: dict, out_dtype) -> onnx.ModelProto:
+    model = model_of([node], [helper.make_tensor_value_info(name, elem(x.dtype), x.shape)
+                              for name, x in inputs.items()],
+                     [helper.make_tensor_value_info("y", elem(out_dtype), None)], initializers)
+    model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    return model
+
+
+def assert_matches_onnxruntime(model: onnx.ModelProto, inputs: dict) -> None:
+    (ours,), compiled = compiled_outputs(model, inputs)
+    assert_within_one_lsb(ours, reference(model, inputs)[0])
+    assert compiled.fallback_ops == []
+
+
+def params(dtype, scale: float, zero_point: int, prefix: str) -> dict:
+    return {f"{prefix}s": np.array(scale, np.float32), f"{prefix}z": np.array(zero_point, dtype)}
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("window", [
+    {"kernel_shape": [2, 2], "strides": [2, 2]},
+    {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
+    {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "count_include_pad": 1},
+    {"kernel_shape": [3, 2], "strides": [1, 2], "ceil_mode": 1}])
+def test_qlinearaveragepool_matches_onnxruntime(dtype, window):
+    """QLinearAveragePool adds the zero point before rounding (in f32, so a
+    mean near a tie rounds as onnxruntime rounds it)."""
+    x = integers(dtype, (1, 8, 15, 15))
+    node = helper.make_node("QLinearAveragePool", ["x", "xs", "xz", "ys", "yz"], ["y"],
+                            domain="com.microsoft", **window)
+    assert_matches_onnxruntime(
+        microsoft_model(node, {"x": x}, {**params(dtype, 0.05, 7, "x"),
+                                         **params(dtype, 0.05, -3 if dtype == np.int8 else 120,
+                                                  "y")}, dtype), {"x": x})
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("channels_last,shape", [(0, (1, 24, 7, 7)), (0, (2, 8, 14, 14)),
+                                                 (1, (1, 7, 7, 24))])
+def test_qlinearglobalaveragepool_matches_onnxruntime(dtype, channels_last, shape):
+    """The int32 sum of the centred image, requantised by sx / (sy * size)."""
+    x = integers(dtype, shape)
+    node = helper.make_node("QLinearGlobalAveragePool", ["x", "xs", "xz", "ys", "yz"], ["y"],
+                            domain="com.microsoft", channels_last=channels_last)
+    assert_matches_onnxruntime(
+        microsoft_model(node, {"x": x}, {**params(dtype, 0.07, 5, "x"),
+                                         **params(dtype, 0.011, 2, "y")}, dtype), {"x": x})
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("same", [True, False])
+def test_qlinearconcat_matches_onnxruntime(dtype, same):
+    """Inputs of the output's scale and zero point are copied; others are
+    requantised to it."""
+    a, c = integers(dtype, (1, 8, 6, 6)), integers(dtype, (1, 5, 6, 6))
+    initializers = {**params(dtype, 0.05, 3, "y"), **params(dtype, 0.05, 3, "a"),
+                    **params(dtype, 0.05 if same else 0.09, 3 if same else 11, "c")}
+    node = helper.make_node("QLinearConcat", ["ys", "yz", "a", "as", "az", "c", "cs", "cz"],
+                            ["y"], domain="com.microsoft", axis=1)
+    assert_matches_onnxruntime(microsoft_model(node, {"a": a, "c": c}, initializers, dtype),
+                               {"a": a, "c": c})
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_qlinearmul_matches_onnxruntime(dtype):
+    a, c = integers(dtype, (1, 16, 9, 9)), integers(dtype, (1, 16, 9, 9))
+    initializers = {**params(dtype, 0.04, 3, "a"), **params(dtype, 0.02, 9, "c"),
+                    **params(dtype, 0.1, 1, "y")}
+    node = helper.make_node("QLinearMul", ["a", "as", "az", "c", "cs", "cz", "ys", "yz"], ["y"],
+                            domain="com.microsoft")
+    assert_matches_onnxruntime(microsoft_model(node, {"a": a, "c": c}, initializers, dtype),
+                               {"a": a, "c": c})
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("op,attributes", [("QLinearSigmoid", {}),
+                                           ("QLinearLeakyRelu", {"alpha": 0.1})])
+def test_qlinear_activations_match_onnxruntime(dtype, op, attributes):
+    x = integers(dtype, (1, 16, 12, 12))
+    node = helper.make_node(op, ["x", "xs", "xz", "ys", "yz"], ["y"], domain="com.microsoft",
+                            **attributes)
+    assert_matches_onnxruntime(
+        microsoft_model(node, {"x": x}, {**params(dtype, 0.06, 4, "x"),
+                                         **params(dtype, 1 / 250, -100 if dtype == np.int8
+                                                  else 20, "y")}, dtype), {"x": x})
+
+
+class Samples(CalibrationDataReader):
+    def __init__(self, name: str, shape: list[int]):
+        rng = np.random.default_rng(3)
+        self.samples = iter([{name: rng.standard_normal(shape).astype(np.float32)}
+                             for _ in range(4)])
+
+    def get_next(self):
+        return next(self.samples, None)
+
+
+def test_qoperator_model_runs_and_checks_against_onnxruntime(tmp_path):
+    """The bundled CNN quantised in the QOperator format (QLinearConv, QGemm,
+    QLinearAdd, QLinearGlobalAveragePool) compiles, and `atvoss run --check`
+    passes against onnxruntime running it."""
+    source = os.path.join(ROOT, "examples", "small_cnn.onnx")
+    target = tmp_path / "small_cnn.qop.onnx"
+    graph_input = onnx.load(source).graph.input[0]
+    shape = [d.dim_value for d in graph_input.type.tensor_type.shape.dim]
+    quantize_static(source, str(target), Samples(graph_input.name, shape),
+                    quant_format=QuantFormat.QOperator)
+    ops = {n.op_type for n in onnx.load(target).graph.node}
+    assert {"QLinearConv", "QLinearGlobalAveragePool"} <= ops
+    result = atvoss_cli("run", str(target), "--check")
+    assert result.returncode == 0, result.stderr
+    assert "(ok)" in result.stderr and "FAIL" not in result.stderr
