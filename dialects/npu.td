@@ -427,6 +427,29 @@ def Npu_RequantizeOp : Npu_Op<"requantize"> {
                        OptionalAttr<F64Attr>:$offset);
 }
 
+def Npu_QuantizedAddOp : Npu_Op<"quantized_add"> {
+  let summary = "int8 addition with per-input scale ratios (a quantised residual add)";
+  let description = [{
+    `output = clamp(round_half_even(fma(lhs + input_shift, lhs_scale,
+    fma(rhs + input_shift, rhs_scale, offset))) + zero_point, -128, 127)`
+    for i8 input tiles (`rhs` broadcast against the output) and an i8 output
+    tile, in f32 with fused multiply-adds (one rounding each). The scales are
+    the input scales over the output's, `offset` the output zero point less
+    the inputs' scaled zero points: the form of onnxruntime's x86 QLinearAdd.
+    `input_shift` and `zero_point` move uint8 data held as int8 (shifted by
+    -128) into its own range and back.
+
+    ```mlir
+    "npu.quantized_add"(%a, %b, %out) {lhs_scale = 0.5 : f64, rhs_scale = 0.25 : f64,
+        offset = 3.0 : f64, input_shift = 128 : i64, zero_point = -128 : i64}
+        : (memref<8x64xi8, 1>, memref<8x64xi8, 1>, memref<8x64xi8, 1>) -> ()
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$lhs, AnyMemRef:$rhs, AnyMemRef:$output,
+                       F64Attr:$lhs_scale, F64Attr:$rhs_scale, F64Attr:$offset,
+                       I64Attr:$input_shift, I64Attr:$zero_point);
+}
+
 def Npu_DequantizeOp : Npu_Op<"dequantize"> {
   let summary = "int8 to float";
   let description = [{

@@ -41,7 +41,7 @@ _ALLOC = re.compile(r'^\s*(%[\w.$-]+) = "npu\.alloc"\(\) \{(?:npu\.resident, )?o
 # Which operand a compute op writes.
 _OUTPUT = {"matmul": 2, "conv2d": 2, "depthwise_conv2d": 2, "elementwise": 2, "activation": 1,
            "pool2d": 1, "transpose": 1, "im2col": 1, "requantize": 1, "dequantize": 1,
-           "fill": 0}
+           "quantized_add": 2, "fill": 0}
 
 
 @dataclass

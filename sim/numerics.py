@@ -180,6 +180,24 @@ def rounded(x: np.ndarray, scale, divide: bool = False, offset: float = 0.0) -> 
     return np.rint(scaled)  # half to even
 
 
+def fma32(a: np.ndarray, b, c) -> np.ndarray:
+    """f32 fused multiply-add, rounded once: the f64 product of two f32 is
+    exact, and so is its sum with an f32 of the magnitudes quantised data
+    has (8-bit values times scale ratios), before the one rounding to f32."""
+    return (np.asarray(a, np.float64) * np.float64(np.float32(b))
+            + np.asarray(c, np.float32).astype(np.float64)).astype(np.float32)
+
+
+def quantized_add(lhs: np.ndarray, rhs: np.ndarray, lhs_scale, rhs_scale, offset,
+                  input_shift: int, zero_point: int) -> np.ndarray:
+    """clamp(round_half_even(fma(lhs', sl, fma(rhs', sr, offset))) + zero_point),
+    x' = x + input_shift, in f32 with fused multiply-adds (onnxruntime's x86
+    QLinearAdd)."""
+    shifted = [(x.astype(np.int32) + input_shift).astype(np.float32) for x in (lhs, rhs)]
+    total = fma32(shifted[0], lhs_scale, fma32(shifted[1], rhs_scale, np.float32(offset)))
+    return np.clip(np.rint(total) + np.float32(zero_point), -128, 127).astype(np.int8)
+
+
 def dequantize(x: np.ndarray, scale: float, zero_point: int, dtype) -> np.ndarray:
     """(x - zero_point) * scale in f32."""
     centred = (x.astype(np.int32) - zero_point).astype(np.float32)

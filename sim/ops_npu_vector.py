@@ -269,6 +269,29 @@ def npu_requantize(t, op, info):
     return run
 
 
+@impl("npu.quantized_add")
+def npu_quantized_add(t, op, info):
+    (a, b, c) = t.slots(op.operands)
+    scales = attr(op, "lhs_scale"), attr(op, "rhs_scale")
+    offset, shift, zero_point = attr(op, "offset"), attr(op, "input_shift"), attr(op, "zero_point")
+    machine, target = t.machine, t.target
+
+    def run(regs):
+        lhs, rhs, out = regs[a], regs[b], regs[c]
+        require_sram(info, lhs=lhs, rhs=rhs, output=out)
+        if lhs.shape != out.shape or not broadcasts(out.shape, rhs) or \
+                {lhs.dtype, rhs.dtype, out.dtype} != {np.dtype(np.int8)}:
+            raise shape_error(info, "expects i8 inputs and output, the rhs broadcast to the "
+                              "output's shape", lhs=lhs, rhs=rhs, output=out)
+        # two fused multiply-adds per element
+        machine.run(info, "vector", machine_model.vector_cycles(out.size, target, 2),
+                    [lhs, rhs], [out])
+        if t.numerics:
+            out.array()[...] = numerics.quantized_add(lhs.array(), rhs.array(), *scales, offset,
+                                                      shift, zero_point)
+    return run
+
+
 @impl("npu.dequantize")
 def npu_dequantize(t, op, info):
     (a, b) = t.slots(op.operands)

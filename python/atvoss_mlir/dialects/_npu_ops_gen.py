@@ -1218,6 +1218,126 @@ def pool2d(input, output, kind, window, strides, *, loc=None, ip=None) -> Pool2d
   return Pool2dOp(input=input, output=output, kind=kind, window=window, strides=strides, loc=loc, ip=ip)
 
 @_ods_cext.register_operation(_Dialect)
+class QuantizedAddOp(_ods_ir.OpView):
+  r"""
+  `output = clamp(round_half_even(fma(lhs + input_shift, lhs_scale,
+  fma(rhs + input_shift, rhs_scale, offset))) + zero_point, -128, 127)`
+  for i8 input tiles (`rhs` broadcast against the output) and an i8 output
+  tile, in f32 with fused multiply-adds (one rounding each). The scales are
+  the input scales over the output's, `offset` the output zero point less
+  the inputs' scaled zero points: the form of onnxruntime's x86 QLinearAdd.
+  `input_shift` and `zero_point` move uint8 data held as int8 (shifted by
+  -128) into its own range and back.
+  
+  ```mlir
+  "npu.quantized_add"(%a, %b, %out) {lhs_scale = 0.5 : f64, rhs_scale = 0.25 : f64,
+      offset = 3.0 : f64, input_shift = 128 : i64, zero_point = -128 : i64}
+      : (memref<8x64xi8, 1>, memref<8x64xi8, 1>, memref<8x64xi8, 1>) -> ()
+  ```
+  """
+
+  OPERATION_NAME = "npu.quantized_add"
+
+  _ODS_REGIONS = (0, True)
+
+  def __init__(self, lhs, rhs, output, lhs_scale, rhs_scale, offset, input_shift, zero_point, *, loc=None, ip=None):
+    operands = []
+    attributes = {}
+    regions = None
+    operands.append(lhs)
+    operands.append(rhs)
+    operands.append(output)
+    _ods_context = _ods_get_default_loc_context(loc)
+    attributes["lhs_scale"] = (lhs_scale if (
+    isinstance(lhs_scale, _ods_ir.Attribute) or
+    not _ods_ir.AttrBuilder.contains('F64Attr')) else
+      _ods_ir.AttrBuilder.get('F64Attr')(lhs_scale, context=_ods_context))
+    attributes["rhs_scale"] = (rhs_scale if (
+    isinstance(rhs_scale, _ods_ir.Attribute) or
+    not _ods_ir.AttrBuilder.contains('F64Attr')) else
+      _ods_ir.AttrBuilder.get('F64Attr')(rhs_scale, context=_ods_context))
+    attributes["offset"] = (offset if (
+    isinstance(offset, _ods_ir.Attribute) or
+    not _ods_ir.AttrBuilder.contains('F64Attr')) else
+      _ods_ir.AttrBuilder.get('F64Attr')(offset, context=_ods_context))
+    attributes["input_shift"] = (input_shift if (
+    isinstance(input_shift, _ods_ir.Attribute) or
+    not _ods_ir.AttrBuilder.contains('I64Attr')) else
+      _ods_ir.AttrBuilder.get('I64Attr')(input_shift, context=_ods_context))
+    attributes["zero_point"] = (zero_point if (
+    isinstance(zero_point, _ods_ir.Attribute) or
+    not _ods_ir.AttrBuilder.contains('I64Attr')) else
+      _ods_ir.AttrBuilder.get('I64Attr')(zero_point, context=_ods_context))
+    results = []
+    _ods_successors = None
+    super().__init__(self.OPERATION_NAME, self._ODS_REGIONS, self._ODS_OPERAND_SEGMENTS, self._ODS_RESULT_SEGMENTS, attributes=attributes, results=results, operands=operands, successors=_ods_successors, regions=regions, loc=loc, ip=ip)
+
+  @builtins.property
+  def lhs(self) -> _ods_ir.Value[_ods_ir.MemRefType]:
+    return self.operation.operands[0]
+
+  @builtins.property
+  def rhs(self) -> _ods_ir.Value[_ods_ir.MemRefType]:
+    return self.operation.operands[1]
+
+  @builtins.property
+  def output(self) -> _ods_ir.Value[_ods_ir.MemRefType]:
+    return self.operation.operands[2]
+
+  @builtins.property
+  def lhs_scale(self) -> _ods_ir.FloatAttr:
+    return self.operation.attributes["lhs_scale"]
+
+  @lhs_scale.setter
+  def lhs_scale(self, value: _ods_ir.FloatAttr):
+    if value is None:
+      raise ValueError("'None' not allowed as value for mandatory attributes")
+    self.operation.attributes["lhs_scale"] = value
+
+  @builtins.property
+  def rhs_scale(self) -> _ods_ir.FloatAttr:
+    return self.operation.attributes["rhs_scale"]
+
+  @rhs_scale.setter
+  def rhs_scale(self, value: _ods_ir.FloatAttr):
+    if value is None:
+      raise ValueError("'None' not allowed as value for mandatory attributes")
+    self.operation.attributes["rhs_scale"] = value
+
+  @builtins.property
+  def offset(self) -> _ods_ir.FloatAttr:
+    return self.operation.attributes["offset"]
+
+  @offset.setter
+  def offset(self, value: _ods_ir.FloatAttr):
+    if value is None:
+      raise ValueError("'None' not allowed as value for mandatory attributes")
+    self.operation.attributes["offset"] = value
+
+  @builtins.property
+  def input_shift(self) -> _ods_ir.IntegerAttr:
+    return self.operation.attributes["input_shift"]
+
+  @input_shift.setter
+  def input_shift(self, value: _ods_ir.IntegerAttr):
+    if value is None:
+      raise ValueError("'None' not allowed as value for mandatory attributes")
+    self.operation.attributes["input_shift"] = value
+
+  @builtins.property
+  def zero_point(self) -> _ods_ir.IntegerAttr:
+    return self.operation.attributes["zero_point"]
+
+  @zero_point.setter
+  def zero_point(self, value: _ods_ir.IntegerAttr):
+    if value is None:
+      raise ValueError("'None' not allowed as value for mandatory attributes")
+    self.operation.attributes["zero_point"] = value
+
+def quantized_add(lhs, rhs, output, lhs_scale, rhs_scale, offset, input_shift, zero_point, *, loc=None, ip=None) -> QuantizedAddOp:
+  return QuantizedAddOp(lhs=lhs, rhs=rhs, output=output, lhs_scale=lhs_scale, rhs_scale=rhs_scale, offset=offset, input_shift=input_shift, zero_point=zero_point, loc=loc, ip=ip)
+
+@_ods_cext.register_operation(_Dialect)
 class ReduceOp(_ods_ir.OpView):
   r"""
   `output = combine(accumulate ? output : identity, reduce(input, dims))`:

@@ -198,6 +198,18 @@ module {
       irdl.operands(input: %0, output: %1)
       irdl.attributes {"kind" = %5, "window" = %6, "strides" = %7}
     }
+    irdl.operation @quantized_add {
+      %0 = irdl.base "!builtin.memref"
+      %1 = irdl.base "!builtin.memref"
+      %2 = irdl.base "!builtin.memref"
+      %3 = irdl.base "#builtin.float"
+      %4 = irdl.base "#builtin.float"
+      %5 = irdl.base "#builtin.float"
+      %6 = irdl.base "#builtin.integer"
+      %7 = irdl.base "#builtin.integer"
+      irdl.operands(lhs: %0, rhs: %1, output: %2)
+      irdl.attributes {"lhs_scale" = %3, "rhs_scale" = %4, "offset" = %5, "input_shift" = %6, "zero_point" = %7}
+    }
     irdl.operation @reduce {
       %0 = irdl.base "!builtin.memref"
       %1 = irdl.base "!builtin.memref"

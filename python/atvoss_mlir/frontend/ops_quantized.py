@@ -399,12 +399,14 @@ def qgemm(node):
 
 @handles("QLinearAdd")
 def qlinear_add(node):
-    """com.microsoft QLinearAdd: int8 `quantize(dequantize(a) + dequantize(b))`
-    in f32 (what DequantizeLinear -> Add -> QuantizeLinear computes): one
-    generic, which the vector unit runs as dequantise, add and quantise on SRAM
-    tiles, when a and b have one shape; with broadcasting, three generics.
-    The zero point is added before rounding, as onnxruntime does
-    (`round_as_uint8`: as `_saturate_zero_point_first`, set by `fuse_qdq`)."""
+    """com.microsoft QLinearAdd as onnxruntime's x86 kernel computes it: with
+    the scale ratios ra = sa / sy, rb = sb / sy and the fixed part
+    F = zy - (ra * za + rb * zb), `round(fma(a, ra, fma(b, rb, F)))` on the
+    8-bit values in their own range (uint8 unshifted; `round_as_uint8`, set by
+    `fuse_qdq`: int8 moved to uint8, as onnxruntime runs an int8 QDQ graph on
+    x86). One generic, which the vector unit runs as one npu.quantized_add,
+    when a and b have one shape; with broadcasting, dequantise, add and
+    quantise (three generics)."""
     a_q, b_q, y_q = quantization(node, 1, 2), quantization(node, 4, 5), quantization(node, 6, 7)
     as_uint8 = bool(node.attr("round_as_uint8", 0))
     if any(q.scale.size != 1 or q.zero_point.size != 1 for q in (a_q, b_q, y_q)):
@@ -416,17 +418,24 @@ def qlinear_add(node):
                               lambda v: arith.addf(v[0], v[1]))
         return [quantize_zero_point_first(total, y_q, as_uint8)]
     f32 = ir.F32Type.get()
+    # one 8-bit type for a, b and y: the shift from held int8 to its own range
+    shift = float(UINT8_SHIFT if y_q.unsigned or as_uint8 else 0)
+    za, zb, zy = (np.float32(q.zero_point.reshape(()) + shift) for q in (a_q, b_q, y_q))
+    ra, rb = (np.float32(q.scale.reshape(())) / np.float32(y_q.scale.reshape(()))
+              for q in (a_q, b_q))
+    fixed = zy - (ra * za + rb * zb)   # in f32, as onnxruntime computes it
 
-    def scalar(array):
-        return b.scalar(float(np.asarray(array).reshape(())), f32)
-
-    def real(value, q):
-        return arith.mulf(arith.subf(arith.sitofp(f32, value), scalar(q.zero_point)),
-                          scalar(q.scale))
+    def shifted(value, by):
+        return arith.addf(value, b.scalar(by, f32)) if by else value
 
     def body(args):
-        total = arith.addf(real(args[0], a_q), real(args[1], b_q))
-        return _saturate_zero_point_first(arith.divf(total, scalar(y_q.scale)), y_q, as_uint8)
+        own_range = [shifted(arith.sitofp(f32, arg), shift) for arg in args[:2]]
+        total = math.fma(own_range[1], b.scalar(float(rb), f32), b.scalar(float(fixed), f32))
+        total = math.fma(own_range[0], b.scalar(float(ra), f32), total)
+        value = shifted(math.roundeven(total), -shift)
+        value = arith.minimumf(arith.maximumf(value, b.scalar(float(I8_MIN), f32)),
+                               b.scalar(float(I8_MAX), f32))
+        return arith.fptosi(i8(), value)
     return [b.elementwise([left, right], body, i8())]
 
 

@@ -8,6 +8,9 @@ rewritten, before import, into ops that compute on the 8-bit tensors.
   requantising epilogue (`ops_quantized`).
 - An Add of two tensors dequantised per tensor and quantised after it (a
   residual add) becomes com.microsoft QLinearAdd: int8 in, int8 out.
+- A GlobalAveragePool dequantised and quantised per tensor becomes
+  com.microsoft QLinearGlobalAveragePool: the exact sum of the int8 image,
+  requantised.
 - An AveragePool dequantised and quantised per tensor becomes com.microsoft
   QLinearAveragePool, computed in float as onnxruntime computes it (the zero
   point added before rounding), with a remark.
@@ -240,6 +243,15 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
             replaced[index] = helper.make_node("QLinearAdd", inputs, [q.output[0]],
                                                name=node.name, domain="com.microsoft",
                                                round_as_uint8=1)
+            replaced[nodes.index(q)] = helper.make_node(
+                "Identity", [q.output[0]], [f"{q.output[0]}.unused"], name=q.name)
+        elif node.op_type == "GlobalAveragePool" and q is not None and \
+                _per_tensor(graph, node, q):
+            x = graph.dequantized(node.input[0])
+            inputs = [x.input[0], *_q_inputs(x, graph, f"{node.name or index}.x_zero_point"),
+                      *_q_inputs(q, graph, f"{node.name or index}.y_zero_point")]
+            replaced[index] = helper.make_node("QLinearGlobalAveragePool", inputs, [q.output[0]],
+                                               name=node.name, domain="com.microsoft")
             replaced[nodes.index(q)] = helper.make_node(
                 "Identity", [q.output[0]], [f"{q.output[0]}.unused"], name=q.name)
         elif node.op_type == "AveragePool" and q is not None and _per_tensor(graph, node, q):

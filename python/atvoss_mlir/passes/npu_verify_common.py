@@ -27,6 +27,7 @@ OPERAND_NAMES = {
     "npu.fill": ("output",),
     "npu.requantize": ("input", "output", "scales"),
     "npu.dequantize": ("input", "output"),
+    "npu.quantized_add": ("lhs", "rhs", "output"),
     "npu.dma_load": ("source", "target"),
     "npu.dma_store": ("source", "target"),
     "npu.dealloc": ("buffer",),
@@ -36,7 +37,7 @@ OUTPUT_OPERAND = {
     "npu.matmul": 2, "npu.conv2d": 2, "npu.depthwise_conv2d": 2, "npu.elementwise": 2,
     "npu.activation": 1, "npu.compare": 2, "npu.select": 3, "npu.reduce": 1, "npu.pool2d": 1,
     "npu.transpose": 1, "npu.im2col": 1, "npu.fill": 0, "npu.requantize": 1,
-    "npu.dequantize": 1,
+    "npu.dequantize": 1, "npu.quantized_add": 2,
 }
 COMPUTE_OPS = frozenset(OUTPUT_OPERAND)
 DMA_OPS = frozenset({"npu.dma_load", "npu.dma_store"})

@@ -337,6 +337,16 @@ def check_dequantize(op, report: Reporter, target: NpuTarget) -> None:
                          f"{show(dims(output))}")
 
 
+def check_quantized_add(op, report: Reporter, target: NpuTarget) -> None:
+    lhs, rhs, output = op.operands[0], op.operands[1], op.operands[2]
+    for name, value in (("lhs", lhs), ("rhs", rhs), ("output", output)):
+        if element(value) != "i8":
+            report.error(op, f"{name} element type must be i8, got {element(value)}")
+    if not same_shape(dims(lhs), dims(output)):
+        report.error(op, f"lhs shape {show(dims(lhs))} differs from output shape "
+                         f"{show(dims(output))}")
+
+
 def check_dma(op, report: Reporter, target: NpuTarget) -> None:
     source, destination = op.operands[0], op.operands[1]
     if not same_shape(dims(source), dims(destination)):
@@ -412,6 +422,7 @@ OP_RULES = {
     "npu.im2col": check_im2col,
     "npu.requantize": check_requantize,
     "npu.dequantize": check_dequantize,
+    "npu.quantized_add": check_quantized_add,
     "npu.dma_load": check_dma,
     "npu.dma_store": check_dma,
     "npu.alloc": check_alloc,

@@ -141,11 +141,8 @@ def elementwise_problem(op, target) -> TilingProblem:
         alignment = target.sram_alignment
         tile_bytes = -(-math.prod(t) * element_bytes(operands[-1].element_type) // alignment) \
             * alignment
-        # A scratch tile per step but the last, and per tile transposed in SRAM;
-        # the f32 tiles of a quantised add.
-        scratch = sum(getattr(step, "scratch_tiles", 0) for step in steps)
-        f32_bytes = -(-math.prod(t) * 4 // alignment) * alignment
-        return (max(0, n_steps - 1) + transposed) * tile_bytes + scratch * f32_bytes \
+        # A scratch tile per step but the last, and per tile transposed in SRAM.
+        return (max(0, n_steps - 1) + transposed) * tile_bytes \
             + len(constants) * target.sram_alignment
     return TilingProblem(op, ELEMENTWISE, dims, operands,
                          lambda t: step_cycles(steps, math.prod(t), target)
@@ -278,13 +275,9 @@ class ElementwiseRecipe(Recipe):
                 elif isinstance(step, CompareStep):
                     npu.CompareOp(value(step.lhs), value(step.rhs), result, step.kind)
                 elif isinstance(step, QuantizedAddStep):
-                    reals = []
-                    for ref, (scale, zero_point) in zip((step.lhs, step.rhs), step.inputs):
-                        reals.append(loop_order_tile(ir.F32Type.get()))
-                        npu.DequantizeOp(value(ref), reals[-1], scale, zero_point)
-                    npu.ElementwiseOp(reals[0], reals[1], reals[0], "add")
-                    npu.RequantizeOp(reals[0], result, step.scale, step.zero_point, divide=True,
-                                     offset=step.offset or None)
+                    npu.QuantizedAddOp(value(step.lhs), value(step.rhs), result, step.lhs_scale,
+                                       step.rhs_scale, step.offset, step.input_shift,
+                                       step.zero_point)
                 elif isinstance(step, QuantizeStep) and step.kind == "dequantize":
                     npu.DequantizeOp(value(step.source), result, step.scale, step.zero_point)
                 elif isinstance(step, QuantizeStep):

@@ -75,19 +75,20 @@ class QuantizeStep:
 
 @dataclass
 class QuantizedAddStep:
-    """int8 a + b through f32: each input dequantised (npu.dequantize) into an
-    f32 scratch tile, added, and quantised (npu.requantize with divide)."""
+    """int8 `round(fma(lhs', lhs_scale, fma(rhs', rhs_scale, offset)))`, x' the
+    8-bit value in its own range: one npu.quantized_add (onnxruntime's x86
+    QLinearAdd)."""
     lhs: Ref
     rhs: Ref
     result: Ref
-    inputs: tuple        # ((scale, zero point) of lhs, (scale, zero point) of rhs)
-    scale: float         # of the output
-    zero_point: int
-    offset: float = 0.0  # added before rounding (onnxruntime's zero point)
+    lhs_scale: float
+    rhs_scale: float
+    offset: float
+    input_shift: int     # held int8 to the 8-bit type's own range
+    zero_point: int      # and back
 
     kind = "quantized_add"
-    scratch_tiles = 2    # f32
-    passes = 4           # two dequantisations, the add, the quantisation
+    passes = 2           # two fused multiply-adds
 
 
 @dataclass
@@ -271,8 +272,8 @@ def quantization_step(block: ir.Block, n_inputs: int) -> QuantizeStep | None:
 
 def quantized_add_step(block: ir.Block, n_inputs: int) -> QuantizedAddStep | None:
     """The body as a QuantizedAddStep: the form frontend/ops_quantized writes
-    for QLinearAdd (`(x - zp) * s` of each i8 input, summed, divided by the
-    output scale, rounded, shifted and saturated to i8), constants folded or not."""
+    for QLinearAdd (each i8 input moved to its own range, two fused
+    multiply-adds, rounded, shifted back and saturated to i8)."""
     if n_inputs != 2 or any(str(a.type) != "i8" for a in block.arguments[:2]):
         return None
     yielded = list(block.operations)[-1].operands
@@ -292,52 +293,41 @@ def quantized_add_step(block: ir.Block, n_inputs: int) -> QuantizedAddStep | Non
     chain = []
     value = yielded[0]
     for name in ("arith.fptosi", "arith.minimumf", "arith.maximumf", "arith.addf",
-                 "math.roundeven", "arith.divf"):
+                 "math.roundeven", "math.fma"):
         op = producer(value, name)
-        if op is None and name == "arith.divf":   # x / s + offset, then rounded
-            offset_add = producer(value, "arith.addf")
-            op = offset_add and producer(offset_add.operands[0], name)
-            chain.append(offset_add)
+        if op is None and name == "arith.addf":   # no shift back (int8)
+            chain.append(None)
+            continue
         if op is None:
             return None
         chain.append(op)
         value = op.operands[0]
-    if len(chain) == 6:
-        chain.insert(5, None)
-    fptosi, minimum, maximum, shift, _, offset_add, divide = chain
+    fptosi, minimum, maximum, back, _, outer = chain
+    inner = producer(outer.operands[2], "math.fma")
     if str(fptosi.results[0].type) != "i8" or scalar(minimum.operands[1]) != 127.0 \
-            or scalar(maximum.operands[1]) != -128.0:
-        return None
-    zero_point, scale = scalar(shift.operands[1]), scalar(divide.operands[1])
-    offset = 0.0 if offset_add is None else scalar(offset_add.operands[1])
-    total = producer(value, "arith.addf")
-    if zero_point is None or zero_point != int(zero_point) or scale is None or total is None \
-            or offset is None:
+            or scalar(maximum.operands[1]) != -128.0 or inner is None:
         return None
 
-    def dequantized(value):
-        """(argument index, scale, zero point) of `(sitofp(arg) - zp) * s`."""
-        scale_, zero = 1.0, 0.0
-        op = producer(value, "arith.mulf")
+    def own_range(value):
+        """(argument index, shift) of `sitofp(arg) + shift`."""
+        shift = 0.0
+        op = producer(value, "arith.addf")
         if op is not None:
-            scale_, value = scalar(op.operands[1]), op.operands[0]
-        op = producer(value, "arith.subf")
-        if op is not None:
-            zero, value = scalar(op.operands[1]), op.operands[0]
+            shift, value = scalar(op.operands[1]), op.operands[0]
         op = producer(value, "arith.sitofp")
-        if op is None or scale_ is None or zero is None or zero != int(zero):
+        if op is None or shift is None or op.operands[0] not in list(block.arguments[:2]):
             return None
-        argument = op.operands[0]
-        if argument not in list(block.arguments[:2]):
-            return None
-        return list(block.arguments).index(argument), scale_, int(zero)
+        return list(block.arguments).index(op.operands[0]), shift
 
-    parts = [dequantized(v) for v in total.operands]
-    if None in parts or sorted(p[0] for p in parts) != [0, 1]:
+    lhs, rhs = own_range(outer.operands[0]), own_range(inner.operands[0])
+    numbers = [scalar(v) for v in (outer.operands[1], inner.operands[1], inner.operands[2])]
+    numbers.append(scalar(back.operands[1]) if back else -0.0)
+    if None in (lhs, rhs) or None in numbers or lhs[0] == rhs[0] or lhs[1] != rhs[1] \
+            or numbers[3] != -lhs[1] or lhs[1] != int(lhs[1]):
         return None
-    parts.sort()
-    return QuantizedAddStep(Ref("in", 0), Ref("in", 1), Ref("tmp", 0),
-                            tuple((p[1], p[2]) for p in parts), scale, int(zero_point), offset)
+    lhs_scale, rhs_scale, offset, _ = numbers
+    return QuantizedAddStep(Ref("in", lhs[0]), Ref("in", rhs[0]), Ref("tmp", 0), lhs_scale,
+                            rhs_scale, offset, int(lhs[1]), -int(lhs[1]))
 
 
 def body_program(block: ir.Block, n_inputs: int) -> list:

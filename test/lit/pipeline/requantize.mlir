@@ -47,47 +47,6 @@ func.func @matmul$requantize(%a: tensor<64x96xi8>, %w: tensor<96x80xi8>, %bias: 
   return %q : tensor<64x80xi8>
 }
 
-// An add of two int8 tensors through f32, quantised again (how the importer
-// writes a QDQ residual Add): each input dequantised into an f32 SRAM tile,
-// added, and quantised into the int8 tile, which alone is stored.
-
-// CHECK-LABEL: func.func @add$quantized
-// CHECK:         "npu.dequantize"(%{{.*}}, %{{.*}}) {scale = 5.000000e-01 : f64, zero_point = 3 : i64} : (memref<{{.*}}xi8, {{.*}}1>, memref<{{.*}}xf32, {{.*}}1>) -> ()
-// CHECK:         "npu.dequantize"(%{{.*}}, %{{.*}}) {scale = 2.500000e-01 : f64, zero_point = -1 : i64}
-// CHECK:         "npu.elementwise"(%{{.*}}, %{{.*}}, %{{.*}}) {kind = "add"} : (memref<{{.*}}xf32, {{.*}}1>, memref<{{.*}}xf32, {{.*}}1>, memref<{{.*}}xf32, {{.*}}1>) -> ()
-// CHECK:         "npu.requantize"(%{{.*}}, %{{.*}}) {divide = true, scale = 7.500000e-01 : f64, zero_point = 2 : i64} : (memref<{{.*}}xf32, {{.*}}1>, memref<{{.*}}xi8, {{.*}}1>) -> ()
-// CHECK-NOT:     xf32>) -> !npu.token
-func.func @add$quantized(%a: tensor<16x16x64xi8>, %b: tensor<16x16x64xi8>) -> tensor<16x16x64xi8> {
-  %out = tensor.empty() : tensor<16x16x64xi8>
-  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
-      ins(%a, %b : tensor<16x16x64xi8>, tensor<16x16x64xi8>) outs(%out : tensor<16x16x64xi8>) {
-  ^bb0(%x: i8, %y: i8, %o: i8):
-    %za = arith.constant 3.0 : f32
-    %sa = arith.constant 0.5 : f32
-    %zb = arith.constant -1.0 : f32
-    %sb = arith.constant 0.25 : f32
-    %sy = arith.constant 0.75 : f32
-    %zy = arith.constant 2.0 : f32
-    %lo = arith.constant -128.0 : f32
-    %hi = arith.constant 127.0 : f32
-    %xf = arith.sitofp %x : i8 to f32
-    %xc = arith.subf %xf, %za : f32
-    %xr = arith.mulf %xc, %sa : f32
-    %yf = arith.sitofp %y : i8 to f32
-    %yc = arith.subf %yf, %zb : f32
-    %yr = arith.mulf %yc, %sb : f32
-    %s = arith.addf %xr, %yr : f32
-    %d = arith.divf %s, %sy : f32
-    %n = math.roundeven %d : f32
-    %z = arith.addf %n, %zy : f32
-    %c1 = arith.maximumf %z, %lo : f32
-    %c2 = arith.minimumf %c1, %hi : f32
-    %q = arith.fptosi %c2 : f32 to i8
-    linalg.yield %q : i8
-  } -> tensor<16x16x64xi8>
-  return %r : tensor<16x16x64xi8>
-}
-
 // QLinearAveragePool's quantisation (frontend/ops_quantized.quantize_zero_point_first):
 // the zero point added before rounding, then the uint8 shift, is one
 // npu.requantize with `offset`.
@@ -115,38 +74,39 @@ func.func @quantize$zero_point_first(%a: tensor<16x64xf32>) -> tensor<16x64xi8> 
   return %r : tensor<16x64xi8>
 }
 
-// QLinearAdd as onnxruntime rounds it: the (uint8) zero point added before
-// rounding is npu.requantize's `offset`, the shift back to int8 its zero point.
-// CHECK-LABEL: func.func @add$zero_point_first
-// CHECK:         "npu.elementwise"(%{{.*}}, %{{.*}}, %{{.*}}) {kind = "add"}
-// CHECK:         "npu.requantize"(%{{.*}}, %{{.*}}) {divide = true, offset = 1.300000e+02 : f64, scale = 7.500000e-01 : f64, zero_point = -128 : i64}
-func.func @add$zero_point_first(%a: tensor<16x64xi8>, %b: tensor<16x64xi8>) -> tensor<16x64xi8> {
-  %out = tensor.empty() : tensor<16x64xi8>
-  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-      ins(%a, %b : tensor<16x64xi8>, tensor<16x64xi8>) outs(%out : tensor<16x64xi8>) {
+// An add of two int8 tensors (how the importer writes QLinearAdd and a QDQ
+// residual Add, as onnxruntime's x86 kernel computes it): each input moved to
+// its uint8 range, two fused multiply-adds with the scale ratios, rounded and
+// moved back. One npu.quantized_add on the int8 tiles; nothing in f32 reaches
+// DRAM or SRAM.
+// CHECK-LABEL: func.func @add$quantized
+// CHECK-NOT:     xf32
+// CHECK:         "npu.quantized_add"(%{{.*}}, %{{.*}}, %{{.*}}) {input_shift = 128 : i64, lhs_scale = 5.000000e-01 : f64, offset = 3.000000e+00 : f64, rhs_scale = 2.500000e-01 : f64, zero_point = -128 : i64} : (memref<{{.*}}xi8, {{.*}}1>, memref<{{.*}}xi8, {{.*}}1>, memref<{{.*}}xi8, {{.*}}1>) -> ()
+// CHECK-NOT:     xf32
+func.func @add$quantized(%a: tensor<16x16x64xi8>, %b: tensor<16x16x64xi8>) -> tensor<16x16x64xi8> {
+  %out = tensor.empty() : tensor<16x16x64xi8>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a, %b : tensor<16x16x64xi8>, tensor<16x16x64xi8>) outs(%out : tensor<16x16x64xi8>) {
   ^bb0(%x: i8, %y: i8, %o: i8):
-    %za = arith.constant 3.0 : f32
-    %sa = arith.constant 0.5 : f32
-    %sb = arith.constant 0.25 : f32
-    %sy = arith.constant 0.75 : f32
-    %zu = arith.constant 130.0 : f32
-    %shift = arith.constant -128.0 : f32
+    %shift = arith.constant 128.0 : f32
+    %back = arith.constant -128.0 : f32
+    %ra = arith.constant 0.5 : f32
+    %rb = arith.constant 0.25 : f32
+    %fixed = arith.constant 3.0 : f32
     %lo = arith.constant -128.0 : f32
     %hi = arith.constant 127.0 : f32
     %xf = arith.sitofp %x : i8 to f32
-    %xc = arith.subf %xf, %za : f32
-    %xr = arith.mulf %xc, %sa : f32
+    %xu = arith.addf %xf, %shift : f32
     %yf = arith.sitofp %y : i8 to f32
-    %yr = arith.mulf %yf, %sb : f32
-    %s = arith.addf %xr, %yr : f32
-    %d = arith.divf %s, %sy : f32
-    %u = arith.addf %d, %zu : f32
-    %n = math.roundeven %u : f32
-    %z = arith.addf %n, %shift : f32
+    %yu = arith.addf %yf, %shift : f32
+    %t = math.fma %yu, %rb, %fixed : f32
+    %s = math.fma %xu, %ra, %t : f32
+    %n = math.roundeven %s : f32
+    %z = arith.addf %n, %back : f32
     %c1 = arith.maximumf %z, %lo : f32
     %c2 = arith.minimumf %c1, %hi : f32
     %q = arith.fptosi %c2 : f32 to i8
     linalg.yield %q : i8
-  } -> tensor<16x64xi8>
-  return %r : tensor<16x64xi8>
+  } -> tensor<16x16x64xi8>
+  return %r : tensor<16x16x64xi8>
 }

@@ -343,6 +343,15 @@ func.func @requantize$scales(%acc: memref<64x64xi32, 1>, %out: memref<64x64xi8, 
 
 // -----
 
+func.func @quantized_add$types_and_shape(%a: memref<64x64xi8, 1>, %b: memref<64x64xf32, 1>, %out: memref<64x32xi8, 1>) {
+  // expected-error @below {{'npu.quantized_add' op rhs element type must be i8, got f32}}
+  // expected-error @below {{'npu.quantized_add' op lhs shape 64x64 differs from output shape 64x32}}
+  "npu.quantized_add"(%a, %b, %out) {lhs_scale = 0.5 : f64, rhs_scale = 0.25 : f64, offset = 3.0 : f64, input_shift = 0 : i64, zero_point = 0 : i64} : (memref<64x64xi8, 1>, memref<64x64xf32, 1>, memref<64x32xi8, 1>) -> ()
+  return
+}
+
+// -----
+
 func.func @dequantize$types(%q: memref<64x64xi32, 1>, %out: memref<64x64xi8, 1>) {
   // expected-error @below {{'npu.dequantize' op input element type must be i8, got i32}}
   // expected-error @below {{'npu.dequantize' op output element type must be f32 or f16, got i8}}

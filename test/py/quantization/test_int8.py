@@ -244,10 +244,11 @@ def test_qdq_pattern_matches_onnxruntime(name, activation_type, per_channel, tmp
         assert name == "depthwise Conv" or matrix
         assert not any("is computed in float" in m for m in remarks)
         assert "xi8" in compiled.program
-    if name == "Add":   # int8 in and out: dequantise, add, quantise on SRAM tiles
+    if name == "Add":   # int8 in and out: one npu.quantized_add on SRAM tiles
         assert not any("is computed in float" in m for m in remarks)
-        # the Add's two inputs, and the model's output DequantizeLinear
-        assert compiled.program.count("npu.dequantize") == 3
+        assert compiled.program.count('"npu.quantized_add"') == 1
+        # only the model's output DequantizeLinear
+        assert compiled.program.count('"npu.dequantize"') == 1
 
 
 def test_qdq_average_pool_is_onnxruntimes_qlinearaveragepool(tmp_path):
@@ -275,10 +276,10 @@ def test_qdq_network_stays_close_to_onnxruntime(tmp_path):
                    (np.linalg.norm(ours) * np.linalg.norm(theirs)))
     assert cosine > 0.99
     assert compiled.fallback_ops == []
-    # The residual Add runs on the int8 tensors: dequantised, added and
-    # quantised again on SRAM tiles, nothing in f32 through DRAM.
+    # The residual Add runs on the int8 tensors (npu.quantized_add on SRAM
+    # tiles), nothing in f32 through DRAM.
     assert not any("(Add) is computed in float" in r.message for r in compiled.remarks)
-    assert "npu.dequantize" in compiled.program
+    assert '"npu.quantized_add"' in compiled.program
 
 
 def test_qdq_weights_that_leave_int8_are_computed_in_float_with_a_remark(tmp_path):

@@ -81,6 +81,22 @@ def test_qlinearconcat_matches_onnxruntime(dtype, same):
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("scales", [(0.05, 0.03, 0.07), (0.02, 0.02, 0.04), (0.1, 0.3, 0.2)])
+def test_qlinearadd_matches_onnxruntime(dtype, scales):
+    """Scale ratios such as 1/2 put many sums on a tie: they round as
+    onnxruntime's fused multiply-adds round them."""
+    a, c = integers(dtype, (1, 16, 28, 28)), integers(dtype, (1, 16, 28, 28))
+    zero_points = (5, 9, 2) if dtype == np.uint8 else (-7, 3, -2)
+    initializers = {**params(dtype, scales[0], zero_points[0], "a"),
+                    **params(dtype, scales[1], zero_points[1], "c"),
+                    **params(dtype, scales[2], zero_points[2], "y")}
+    node = helper.make_node("QLinearAdd", ["a", "as", "az", "c", "cs", "cz", "ys", "yz"], ["y"],
+                            domain="com.microsoft")
+    assert_matches_onnxruntime(microsoft_model(node, {"a": a, "c": c}, initializers, dtype),
+                               {"a": a, "c": c})
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
 def test_qlinearmul_matches_onnxruntime(dtype):
     a, c = integers(dtype, (1, 16, 9, 9)), integers(dtype, (1, 16, 9, 9))
     initializers = {**params(dtype, 0.04, 3, "a"), **params(dtype, 0.02, 9, "c"),

@@ -190,6 +190,21 @@ def test_requantize_offset_is_added_in_f32_before_rounding():
     np.testing.assert_array_equal(out, [[2, 4, 0, 127]])
 
 
+def test_quantized_add_rounds_once_per_fused_multiply_add():
+    # 21 * 0.3f + 0.2f is 6.50000005 before its one rounding, f32 6.5000005,
+    # which rounds to 7; rounded after the product as well, it is 6.5 and
+    # rounds to even, 6. Held int8 with the uint8 shift: 21 is -107, 0 is -128.
+    a = np.array([[-107, -128, 127]], np.int8)
+    b = np.array([[-128, 0, -128]], np.int8)
+    body = ('"npu.quantized_add"({in0}, {in1}, {out0}) {lhs_scale = 0.3 : f64, '
+            'rhs_scale = 1.0 : f64, offset = 0.2 : f64, input_shift = 128 : i64, '
+            'zero_point = -128 : i64} : ({in0_t}, {in1_t}, {out0_t}) -> ()')
+    program = single_tile([(a.shape, np.int8), (b.shape, np.int8)], [(a.shape, np.int8)], body)
+    out = simulate(program, [a, b, np.zeros(a.shape, np.int8)]).outputs[2]
+    # 7 - 128; (0 + 128 + 0.2) -> 128 - 128; 255 * 0.3 + 0.2 = 76.7 -> 77 - 128
+    np.testing.assert_array_equal(out[0], [-121, 0, -51])
+
+
 def test_transpose_nchw_to_nhwc_and_fill():
     x = uniform((1, 3, 4, 5))
     body = ('"npu.transpose"({in0}, {out0}) {permutation = array<i64: 0, 2, 3, 1>} '

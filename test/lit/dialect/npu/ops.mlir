@@ -99,5 +99,8 @@ func.func @vector_unit(%x: memref<1x17x17x32xf16, 1>, %dw: memref<3x3x32xf16, 1>
   // CHECK: "npu.requantize"(%{{.*}}, %{{.*}}) {divide = true, offset = 1.200000e+02 : f64, scale = 5.000000e-01 : f64, zero_point = -128 : i64}
   "npu.requantize"(%xf, %q) {divide = true, offset = 120.0 : f64, scale = 0.5 : f64, zero_point = -128 : i64}
       : (memref<8x64xf32, 1>, memref<8x64xi8, 1>) -> ()
+  // CHECK: "npu.quantized_add"(%{{.*}}, %{{.*}}, %{{.*}}) {input_shift = 128 : i64, lhs_scale = 5.000000e-01 : f64, offset = 3.000000e+00 : f64, rhs_scale = 2.500000e-01 : f64, zero_point = -128 : i64}
+  "npu.quantized_add"(%q, %q, %q) {lhs_scale = 0.5 : f64, rhs_scale = 0.25 : f64, offset = 3.0 : f64, input_shift = 128 : i64, zero_point = -128 : i64}
+      : (memref<8x64xi8, 1>, memref<8x64xi8, 1>, memref<8x64xi8, 1>) -> ()
   return
 }
