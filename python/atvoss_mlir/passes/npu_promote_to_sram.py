@@ -15,7 +15,9 @@ linalg op on `memref.subview`s of DRAM buffers). For each nest this pass
     activation epilogue (`npu.activation`) on the last; `npu-convert-linalg-to-npu`
     then turns it into npu compute ops. An int8 op with a folded requantisation
     (recipes/requantize) accumulates in an int32 SRAM tile, requantised into
-    the int8 output tile by `npu.requantize` after the last reduction step;
+    the int8 output tile by `npu.requantize` after the last reduction step
+    (then added to the residual's int8 tile by `npu.quantized_add` when a
+    quantised residual add is folded in);
   * with pipeline-stages = S >= 2, gives every changing tile S SRAM buffers
     and starts its loads S-1 tiles ahead of compute, with tokens carried
     across iterations (npu_promote_pipeline). With 1 stage the loads of tile t
@@ -36,7 +38,7 @@ from ..dialects import npu
 from ..recipes import linalg_ops, tiling_problem
 from ..recipes.absorbed import residual_start
 from ..recipes.loops import flatten
-from ..recipes.requantize import REQUANTIZE
+from ..recipes.requantize import QUANTIZED_ADD, REQUANTIZE
 from ..recipes.problem import (ACTIVATION_ATTR, INIT_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR,
                                TilingProblem, Unsupported, Window, built_op, tile_nest_root)
 from ..recipes.tile_ir import (add, both, choose, compare, div, maximum, mixed, rem, select_buffer,
@@ -246,6 +248,12 @@ class TileProgram(TileSpace):
             step = problem.details[REQUANTIZE]
             scales = self.compute_view("scales", t, index) if "scales" in self.staged else None
             npu.RequantizeOp(accumulator, out, step.scale, step.zero_point, scales=scales)
+            if QUANTIZED_ADD in problem.details:   # the residual add, on the int8 tile
+                add, is_lhs = problem.details[QUANTIZED_ADD]
+                skip = self.compute_view("skip", t, index)
+                lhs, rhs = (out, skip) if is_lhs else (skip, out)
+                npu.QuantizedAddOp(lhs, rhs, out, add.lhs_scale, add.rhs_scale, add.offset,
+                                   add.input_shift, add.zero_point)
         elif self.accumulators and last:
             linalg.copy(accumulator, outs=[out])   # rounded once, to the output type
 

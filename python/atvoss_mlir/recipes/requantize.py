@@ -18,12 +18,15 @@ import math
 from mlir import ir
 
 from .. import machine_model
-from .absorbed import VIEWS, fresh_buffer
+from .absorbed import VIEWS, fresh_buffer, ops_before, touches
 from .problem import (OperandTile, Tiled, TilingProblem, indexing_maps, ins_outs, tile_nest_root,
                       type_name)
-from .vector_body import quantization_step
+from .vector_body import quantization_step, quantized_add_step
 
 REQUANTIZE = "requantize"   # the key of problem.details: the QuantizeStep
+# The key of problem.details for a quantised residual add folded in after the
+# requantisation: (its QuantizedAddStep, whether the op's result is its lhs).
+QUANTIZED_ADD = "quantized_add"
 
 
 def _operation(op):
@@ -75,6 +78,45 @@ def requantize_after(problem: TilingProblem):
     return generic, step
 
 
+def quantized_add_after(op, requantize, int8: ir.Value):
+    """(generic, step, is_lhs) when the only reader of the fresh int8 buffer
+    the op's `requantize` generic writes is a quantised add (npu.quantized_add's
+    body) of it and another buffer of its shape, all by the identity, into a
+    fresh buffer; nothing between the op and the add touching the other input
+    or the add's output (the op's tile program then loads the one and writes
+    the other). Else None."""
+    readers = [user for user in (_operation(use.owner) for use in int8.uses)
+               if user.name not in ("memref.dealloc", "npu.dealloc") and user != requantize]
+    if len(readers) != 1 or readers[0].name != "linalg.generic" or not fresh_buffer(int8):
+        return None
+    generic = readers[0]
+    inputs, outputs = ins_outs(generic)
+    if len(inputs) != 2 or len(outputs) != 1 or inputs[0] == inputs[1] \
+            or not fresh_buffer(outputs[0]):
+        return None
+    rank = ir.MemRefType(int8.type).rank
+    identity = ir.AffineMap.get_identity(rank)
+    if any(m != identity for m in indexing_maps(generic)) \
+            or ir.MemRefType(inputs[0].type).shape != ir.MemRefType(inputs[1].type).shape:
+        return None
+    step = quantized_add_step(generic.regions[0].blocks[0], 2)
+    if step is None:
+        return None
+    other = inputs[1] if inputs[0] == int8 else inputs[0]
+    root = tile_nest_root(_operation(op))
+    for between in ops_before(generic):
+        if between == root:
+            break
+        if between.name in ("memref.dealloc", "npu.dealloc"):
+            continue   # the op's tile program reads the other input before this
+        if touches(between, other) or touches(between, outputs[0]):
+            return None
+    else:
+        return None   # the op is not before the add in its block
+    is_lhs = inputs[step.lhs.value] == int8
+    return generic, step, is_lhs
+
+
 def with_requantize(problem: TilingProblem, channel_dim: int, target) -> TilingProblem:
     """Fold the requantising reader of the op's int32 result into the op (see
     the module's doc). Only when the output starts from a folded bias or fill
@@ -93,16 +135,30 @@ def with_requantize(problem: TilingProblem, channel_dim: int, target) -> TilingP
     problem.operands[index] = OperandTile(output.role, int8_output, output.region, is_output=True)
     if step.scales is not None:
         problem.operands.insert(index, OperandTile("scales", inputs[1], (Tiled(channel_dim),)))
+    added = quantized_add_after(problem.op, _operation(generic), int8_output) \
+        if target.fusion >= 2 else None
+    if added is not None:   # the residual add's int8 tile computed in SRAM too
+        add, add_step, is_lhs = added
+        add_inputs, (add_output,) = ins_outs(add)
+        problem.absorbed_ops.append(add)
+        problem.details[QUANTIZED_ADD] = (add_step, is_lhs)
+        index = problem.operands.index(problem.output)
+        problem.operands[index] = OperandTile(output.role, add_output, output.region,
+                                              is_output=True)
+        skip = add_inputs[1] if add_inputs[0] == int8_output else add_inputs[0]
+        problem.operands.insert(index, OperandTile("skip", skip, output.region))
     output_dims = [part.dim for part in output.region]
     base_bytes, base_cycles = problem.temporary_bytes, problem.compute_cycles
+    add_passes = 2 if added is not None else 0
 
     def temporaries(tiles):   # the int32 accumulator, one per output buffer
         return base_bytes(tiles) + target.pipeline_stages * \
             math.prod(tiles[d] for d in output_dims) * 4
 
-    def cycles(tiles):        # and the requantisation of each output tile
-        return base_cycles(tiles) + machine_model.vector_cycles(
-            math.prod(tiles[d] for d in output_dims), target)
+    def cycles(tiles):        # and the requantisation of each output tile, and its add
+        elements = math.prod(tiles[d] for d in output_dims)
+        return base_cycles(tiles) + machine_model.vector_cycles(elements, target) + \
+            (machine_model.vector_cycles(elements, target, add_passes) if add_passes else 0)
     problem.temporary_bytes = temporaries
     problem.compute_cycles = cycles
     return problem

@@ -1,5 +1,6 @@
 // RUN: atvoss-opt %s --npu-pipeline | FileCheck %s
 // RUN: atvoss-opt %s --npu-pipeline --target='npu -tile-max=32' | FileCheck %s --check-prefix=SPLIT
+// RUN: atvoss-opt %s --npu-pipeline --target='npu -fusion=1' | FileCheck %s --check-prefix=UNFUSED
 
 // An int8 matmul accumulating into int32 from a bias, then requantised into
 // int8 (how the ONNX importer writes QLinearMatMul / a QDQ Gemm): the
@@ -109,4 +110,68 @@ func.func @add$quantized(%a: tensor<16x16x64xi8>, %b: tensor<16x16x64xi8>) -> te
     linalg.yield %q : i8
   } -> tensor<16x16x64xi8>
   return %r : tensor<16x16x64xi8>
+}
+
+// A quantised residual add reading only the requantised int8 result (a ResNet
+// block's int8 conv, then its Add) is folded into the matmul's tile program at
+// -fusion=2: after npu.requantize writes the int8 tile, npu.quantized_add adds
+// the skip tile loaded beside it, and only the sum is stored. At -fusion=1 the
+// add is its own tile program, which loads the stored int8 result back.
+// CHECK-LABEL: func.func @matmul$requantize_add
+// CHECK:         "npu.matmul"
+// CHECK-NEXT:    "npu.requantize"(%{{.*}}, %[[TILE:[^,]*]], %{{.*}})
+// CHECK:         "npu.quantized_add"(%[[TILE]], %{{.*}}, %[[TILE]]) {input_shift = 128 : i64
+// CHECK-NOT:     "npu.quantized_add"
+// CHECK:         return
+// UNFUSED-LABEL: func.func @matmul$requantize_add
+// UNFUSED:         "npu.requantize"
+// UNFUSED-NOT:     "npu.quantized_add"
+// UNFUSED:         "npu.dma_store"
+// UNFUSED:         "npu.quantized_add"
+func.func @matmul$requantize_add(%a: tensor<64x96xi8>, %w: tensor<96x80xi8>, %bias: tensor<80xi32>,
+                                 %scales: tensor<80xf32>, %skip: tensor<64x80xi8>) -> tensor<64x80xi8> {
+  %empty = tensor.empty() : tensor<64x80xi32>
+  %init = linalg.broadcast ins(%bias : tensor<80xi32>) outs(%empty : tensor<64x80xi32>) dimensions = [0]
+  %acc = linalg.matmul ins(%a, %w : tensor<64x96xi8>, tensor<96x80xi8>) outs(%init : tensor<64x80xi32>) -> tensor<64x80xi32>
+  %out = tensor.empty() : tensor<64x80xi8>
+  %q = linalg.generic {indexing_maps = [#identity, #column, #identity], iterator_types = ["parallel", "parallel"]}
+      ins(%acc, %scales : tensor<64x80xi32>, tensor<80xf32>) outs(%out : tensor<64x80xi8>) {
+  ^bb0(%x: i32, %s: f32, %o: i8):
+    %zp = arith.constant -3.0 : f32
+    %lo = arith.constant -128.0 : f32
+    %hi = arith.constant 127.0 : f32
+    %f = arith.sitofp %x : i32 to f32
+    %m = arith.mulf %f, %s : f32
+    %r = math.roundeven %m : f32
+    %z = arith.addf %r, %zp : f32
+    %c1 = arith.maximumf %z, %lo : f32
+    %c2 = arith.minimumf %c1, %hi : f32
+    %y = arith.fptosi %c2 : f32 to i8
+    linalg.yield %y : i8
+  } -> tensor<64x80xi8>
+  %sum_init = tensor.empty() : tensor<64x80xi8>
+  %sum = linalg.generic {indexing_maps = [#identity, #identity, #identity], iterator_types = ["parallel", "parallel"]}
+      ins(%q, %skip : tensor<64x80xi8>, tensor<64x80xi8>) outs(%sum_init : tensor<64x80xi8>) {
+  ^bb0(%x: i8, %y: i8, %o: i8):
+    %shift = arith.constant 128.0 : f32
+    %back = arith.constant -128.0 : f32
+    %ra = arith.constant 0.5 : f32
+    %rb = arith.constant 0.25 : f32
+    %fixed = arith.constant 3.0 : f32
+    %lo = arith.constant -128.0 : f32
+    %hi = arith.constant 127.0 : f32
+    %xf = arith.sitofp %x : i8 to f32
+    %xu = arith.addf %xf, %shift : f32
+    %yf = arith.sitofp %y : i8 to f32
+    %yu = arith.addf %yf, %shift : f32
+    %t = math.fma %yu, %rb, %fixed : f32
+    %u = math.fma %xu, %ra, %t : f32
+    %n = math.roundeven %u : f32
+    %z = arith.addf %n, %back : f32
+    %c1 = arith.maximumf %z, %lo : f32
+    %c2 = arith.minimumf %c1, %hi : f32
+    %v = arith.fptosi %c2 : f32 to i8
+    linalg.yield %v : i8
+  } -> tensor<64x80xi8>
+  return %sum : tensor<64x80xi8>
 }

@@ -282,6 +282,31 @@ def test_qdq_network_stays_close_to_onnxruntime(tmp_path):
     assert '"npu.quantized_add"' in compiled.program
 
 
+@pytest.mark.parametrize("activation_type", [QuantType.QUInt8, QuantType.QInt8])
+def test_qdq_residual_block_is_bit_exact_and_its_add_runs_in_the_conv(activation_type,
+                                                                      tmp_path):
+    """A ResNet block (conv, relu, conv, + skip, relu) in QDQ: the Add's
+    fused multiply-adds round as onnxruntime's, so every output element is
+    equal; at -fusion=2 the Add runs in the second conv's tile program (the
+    conv's int8 result is never stored)."""
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1], name="conv2"),
+             helper.make_node("Add", ["c2", "x"], ["a"], name="add"),
+             helper.make_node("Relu", ["a"], ["y"])]
+    model = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 14, 14])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                     {"w1": weight(16, 16, 3, 3, scale=0.1), "w2": weight(16, 16, 3, 3, scale=0.1)})
+    model = quantized(model, activation_type, True, tmp_path)
+    for _ in range(3):
+        x = RNG.standard_normal((1, 16, 14, 14)).astype(np.float32)
+        (ours,), compiled = compiled_outputs(model, {"x": x})
+        np.testing.assert_array_equal(ours, reference(model, {"x": x})[0])
+    adds = [op for op in compiled.report["ops"] if op["op"] == "npu.quantized_add"]
+    assert adds and all(op["node"] == "conv2" for op in adds)
+    assert not any(op["node"] == "add" for op in compiled.report["ops"])
+
+
 def test_qdq_weights_that_leave_int8_are_computed_in_float_with_a_remark(tmp_path):
     """uint8 weights with a zero point of 0 reach 255 once centred: the Conv
     runs in float between its DequantizeLinear and QuantizeLinear."""
