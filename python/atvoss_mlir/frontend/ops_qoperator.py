@@ -16,7 +16,7 @@ from .handler_api import ImportFailure, handles, normalized_axis
 from .ops_conv import average_pooled
 from .ops_quantized import (Quantization, dequantize, quantization, quantize,
                             quantize_zero_point_first, quantized_value, requantize,
-                            scalar_zero_point)
+                            requantize_zero_point_first, scalar_zero_point)
 
 
 def per_tensor(node, *indices: int) -> list[Quantization]:
@@ -86,12 +86,17 @@ def qlinear_concat(node):
 
 @handles("QLinearMul")
 def qlinear_mul(node):
-    """`(dequantize(a) * dequantize(b)) / sy`, rounded, plus zy."""
+    """onnxruntime's x86 kernel: the exact product of the centred inputs,
+    times `sa * sb / sy` (f32), plus zy, then rounded: each input centred
+    (exact in f32), multiplied (exact: below 2^16), and requantised with the
+    zero point added before rounding (npu.requantize's `offset`)."""
     a_q, b_q, y_q = per_tensor(node, 1, 4, 6)
-    product = b.elementwise([dequantize(quantized_value(node, 0), a_q.scale, a_q.zero_point),
-                             dequantize(quantized_value(node, 3), b_q.scale, b_q.zero_point)],
-                            lambda v: arith.mulf(v[0], v[1]))
-    return [quantize(product, y_q.scale, y_q.zero_point)]
+    centred = [dequantize(quantized_value(node, index), np.float32(1.0), q.zero_point)
+               for index, q in ((0, a_q), (3, b_q))]
+    product = b.elementwise(centred, lambda v: arith.mulf(v[0], v[1]))
+    ratio = np.float32(a_q.scale.reshape(())) * np.float32(b_q.scale.reshape(())) \
+        / np.float32(y_q.scale.reshape(()))
+    return [requantize_zero_point_first(product, ratio, y_q)]
 
 
 def _unary(node, fn):

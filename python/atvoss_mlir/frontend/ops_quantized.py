@@ -167,6 +167,15 @@ def quantize_zero_point_first(x: ir.Value, q: Quantization, as_uint8: bool) -> i
         i8())
 
 
+def requantize_zero_point_first(x: ir.Value, multiplier: np.float32,
+                                q: Quantization) -> ir.Value:
+    """`x * multiplier` saturated as `_saturate_zero_point_first` (in its own
+    8-bit type), per tensor: onnxruntime's QLinearMul."""
+    return _quantization_generic(
+        x, [np.asarray(multiplier, np.float32)],
+        lambda v, m: _saturate_zero_point_first(arith.mulf(v, m), q, False), i8())
+
+
 def dequantize(x: ir.Value, scale: np.ndarray, zero_point: np.ndarray) -> ir.Value:
     """f32 `(x - zero_point) * scale`."""
     f32 = ir.F32Type.get()

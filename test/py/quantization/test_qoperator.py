@@ -97,10 +97,13 @@ def test_qlinearadd_matches_onnxruntime(dtype, scales):
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8])
-def test_qlinearmul_matches_onnxruntime(dtype):
-    a, c = integers(dtype, (1, 16, 9, 9)), integers(dtype, (1, 16, 9, 9))
-    initializers = {**params(dtype, 0.04, 3, "a"), **params(dtype, 0.02, 9, "c"),
-                    **params(dtype, 0.1, 1, "y")}
+@pytest.mark.parametrize("scales", [(0.04, 0.02, 0.1), (0.1, 0.3, 0.2)])
+def test_qlinearmul_matches_onnxruntime(dtype, scales):
+    """The exact product of the centred inputs times sa * sb / sy, plus zy,
+    rounded once (at 0.1 * 0.3 / 0.2 many products land near a tie)."""
+    a, c = integers(dtype, (1, 16, 28, 28)), integers(dtype, (1, 16, 28, 28))
+    initializers = {**params(dtype, scales[0], 3, "a"), **params(dtype, scales[1], 9, "c"),
+                    **params(dtype, scales[2], 1, "y")}
     node = helper.make_node("QLinearMul", ["a", "as", "az", "c", "cs", "cz", "ys", "yz"], ["y"],
                             domain="com.microsoft")
     assert_matches_onnxruntime(microsoft_model(node, {"a": a, "c": c}, initializers, dtype),
