@@ -26,9 +26,9 @@ TYPES = ["f16", "f32", "f64", "bf16", "i1", "i8", "i32", "i64", "index", "ui8", 
 OP_NAMES = ["npu.alloc", "npu.dealloc", "npu.dma_load", "npu.dma_store", "npu.wait",
             "npu.barrier", "npu.matmul", "npu.conv2d", "npu.depthwise_conv2d",
             "npu.elementwise", "npu.activation", "npu.pool2d", "npu.transpose", "npu.im2col",
-            "npu.fill", "npu.requantize", "linalg.matmul", "linalg.generic", "linalg.fill",
-            "linalg.copy", "memref.subview", "memref.cast", "arith.addf", "scf.for",
-            "npu.bogus", "func.call"]
+            "npu.fill", "npu.requantize", "npu.dequantize", "npu.quantized_add",
+            "linalg.matmul", "linalg.generic", "linalg.fill", "linalg.copy", "memref.subview",
+            "memref.cast", "arith.addf", "scf.for", "npu.bogus", "func.call"]
 PUNCTUATION = ["(", ")", "{", "}", "<", ">", "[", "]", ",", ":", "%", "^", "\"", "=", "x",
                "?", "->", "#", "!", "@", "\n", "0x7C00", "-0.0", "nan", "inf", "1e40"]
 
