@@ -1,9 +1,10 @@
-"""onnxruntime's QOperator forms that are not products: QLinearAveragePool,
-QLinearGlobalAveragePool, QLinearConcat, QLinearMul, QLinearSigmoid and
-QLinearLeakyRelu (com.microsoft), as `quantize_static(..., QuantFormat.QOperator)`
-writes them. Each computes what onnxruntime's kernel computes, in the same
-f32 steps, so that rounding ties fall the same way: dequantised to f32 (or
-centred, exactly), the float op, quantised.
+"""onnxruntime's QOperator forms beyond the products and QLinearAdd
+(ops_quantized): QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat,
+QLinearMul, QLinearSigmoid and QLinearLeakyRelu (com.microsoft), as
+`quantize_static(..., QuantFormat.QOperator)` writes them. Each computes what
+onnxruntime's kernel computes, in the same f32 steps, so that rounding ties
+fall the same way: dequantised to f32 (or centred, exactly), the float op,
+quantised.
 """
 
 from __future__ import annotations
@@ -33,14 +34,11 @@ def qlinear_average_pool(node):
     """com.microsoft QLinearAveragePool, as onnxruntime computes it: each
     input dequantised to f32, summed in f32 (the vector unit's pool), divided
     by the count, and quantised with the zero point added before rounding.
-    `fuse_qdq` sets
-    `round_as_uint8` on the ones it makes of int8 QDQ graphs, which
-    onnxruntime runs as uint8."""
+    `fuse_qdq` sets `round_as_uint8` on the ones it makes of int8 QDQ graphs,
+    which onnxruntime runs as uint8."""
     if node.attr("channels_last", 0):
         raise ImportFailure("channels_last=1 is not supported")
-    x_q, y_q = quantization(node, 1, 2), quantization(node, 3, 4)
-    if any(q.scale.size != 1 or q.zero_point.size != 1 for q in (x_q, y_q)):
-        raise ImportFailure("per-axis scales are not supported")
+    x_q, y_q = per_tensor(node, 1, 3)
     real = dequantize(quantized_value(node, 0), x_q.scale, x_q.zero_point)
     mean = average_pooled(node, real, exact_division=True)
     return [quantize_zero_point_first(mean, y_q, bool(node.attr("round_as_uint8", 0)))]
