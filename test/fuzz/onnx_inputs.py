@@ -89,7 +89,49 @@ def seeds() -> tuple[bytes, ...]:
                 ("start", np.array(0, np.int64)), ("limit", np.array(8, np.int64)),
                 ("delta", np.array(1, np.int64))]),
     ]
+    models += _quantized_seeds()
     return tuple(m.SerializeToString() for m in models)
+
+
+def _quantized_seeds() -> list:
+    """A QDQ residual block with an AveragePool, and the same in onnxruntime's
+    QOperator format (com.microsoft ops)."""
+    make = helper.make_node
+    u8, i8, f32 = np.uint8, np.int8, np.float32
+    params = [("xs", np.array(0.05, f32)), ("xz", np.array(128, u8)),
+              ("ys", np.array(0.1, f32)), ("yz", np.array(120, u8)),
+              ("wq", np.random.default_rng(2).integers(-60, 60, (8, 8, 1, 1)).astype(i8)),
+              ("ws", np.array(0.02, f32)), ("wz", np.array(0, i8))]
+    qdq = _model([make("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="qx"),
+                  make("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], name="dqx"),
+                  make("DequantizeLinear", ["wq", "ws", "wz"], ["wd"], name="dqw"),
+                  make("Conv", ["xd", "wd"], ["c"], name="conv"),
+                  make("QuantizeLinear", ["c", "ys", "yz"], ["cq"], name="qc"),
+                  make("DequantizeLinear", ["cq", "ys", "yz"], ["cd"], name="dqc"),
+                  make("Add", ["cd", "xd"], ["a"], name="add"),
+                  make("QuantizeLinear", ["a", "ys", "yz"], ["aq"], name="qa"),
+                  make("DequantizeLinear", ["aq", "ys", "yz"], ["ad"], name="dqa"),
+                  make("AveragePool", ["ad"], ["p"], name="pool", kernel_shape=[2, 2],
+                       strides=[2, 2]),
+                  make("QuantizeLinear", ["p", "ys", "yz"], ["pq"], name="qp"),
+                  make("DequantizeLinear", ["pq", "ys", "yz"], ["y"], name="dqp")],
+                 [("x", [1, 8, 8, 8])], [("y", [1, 8, 4, 4])], params, opset=13)
+    ms = "com.microsoft"
+    qop = _model([make("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="qx"),
+                  make("QLinearConv", ["xq", "xs", "xz", "wq", "ws", "wz", "ys", "yz"], ["cq"],
+                       name="conv"),
+                  make("QLinearAdd", ["cq", "ys", "yz", "xq", "xs", "xz", "ys", "yz"], ["aq"],
+                       name="add", domain=ms),
+                  make("QLinearAveragePool", ["aq", "ys", "yz", "ys", "yz"], ["pq"],
+                       name="pool", domain=ms, kernel_shape=[2, 2], strides=[2, 2]),
+                  make("QLinearConcat", ["ys", "yz", "pq", "ys", "yz", "pq", "xs", "xz"],
+                       ["tq"], name="concat", domain=ms, axis=1),
+                  make("QLinearGlobalAveragePool", ["tq", "ys", "yz", "ys", "yz"], ["gq"],
+                       name="gap", domain=ms, channels_last=0),
+                  make("DequantizeLinear", ["gq", "ys", "yz"], ["y"], name="dqg")],
+                 [("x", [1, 8, 8, 8])], [("y", [1, 16, 1, 1])], params, opset=13)
+    qop.opset_import.append(helper.make_opsetid(ms, 1))
+    return [qdq, qop]
 
 
 OP_TYPES = ["Conv", "MatMul", "Gemm", "Relu", "Add", "Mul", "Softmax", "MaxPool",
