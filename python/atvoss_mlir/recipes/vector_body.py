@@ -70,7 +70,7 @@ class QuantizeStep:
     scale: float
     zero_point: int
     scales: Ref | None = None   # a per-channel f32 input instead of `scale`
-    offset: float = 0.0         # added before rounding (QLinearAveragePool's zero point)
+    offset: float = 0.0         # added before rounding (a zero point, as onnxruntime adds it)
 
 
 @dataclass
