@@ -33,7 +33,7 @@ from .npu_verify_tokens import root_buffer
 MAX_OPS_AHEAD = 8
 
 # Ops a constant's load may be issued before: they neither read nor write it.
-PASSABLE = ("npu.", "memref.subview", "memref.cast", "memref.collapse_shape",
+PASSABLE = ("npu.", "memref.alloc", "memref.subview", "memref.cast", "memref.collapse_shape",
             "memref.expand_shape", "memref.get_global", "arith.", "index.", "affine.apply")
 
 

@@ -115,3 +115,46 @@ func.func @no_room$stays(%x: memref<32x32xf32>, %y: memref<32x32xf32>, %z: memre
   "npu.dealloc"(%w) : (memref<32x32xf32, 1>) -> ()
   return
 }
+
+// -----
+
+// The DRAM buffer of the function's result is allocated between the first
+// op's compute and the load: an allocation neither reads nor writes the
+// constant, so the load moves above it (as for the last op of a network).
+
+memref.global "private" constant @weights : memref<32x32xf32> = dense<1.0>
+
+// CHECK-LABEL: func.func @result_alloc$passed
+// CHECK:         "npu.activation"
+// CHECK-NEXT:    %[[G:.*]] = memref.get_global @weights
+// CHECK-NEXT:    %[[W:.*]] = "npu.alloc"() : () -> memref<32x32xf32, 1>
+// CHECK-NEXT:    %[[L:.*]] = "npu.dma_load"(%[[G]], %[[W]]) {channel = 1 : i64}
+// CHECK-NEXT:    "npu.barrier"() {engines = "compute"}
+// CHECK:         memref.alloc
+// CHECK:         "npu.wait"(%[[L]])
+// CHECK:         "npu.elementwise"
+func.func @result_alloc$passed(%x: memref<32x32xf32>) -> memref<32x32xf32> {
+  %a = "npu.alloc"() : () -> memref<32x32xf32, 1>
+  %t0 = "npu.dma_load"(%x, %a) {channel = 0 : i64} : (memref<32x32xf32>, memref<32x32xf32, 1>) -> !npu.token
+  "npu.wait"(%t0) : (!npu.token) -> ()
+  %r = "npu.alloc"() : () -> memref<32x32xf32, 1>
+  "npu.activation"(%a, %r) {kind = "relu"} : (memref<32x32xf32, 1>, memref<32x32xf32, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  "npu.dealloc"(%a) : (memref<32x32xf32, 1>) -> ()
+  %z = memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
+  %g = memref.get_global @weights : memref<32x32xf32>
+  %w = "npu.alloc"() : () -> memref<32x32xf32, 1>
+  // With 10 KiB, %r's 4 KiB live across it leave no room: the move is undone.
+  // expected-remark @below {{the load of this constant is not issued during the previous op: its SRAM buffer would not fit beside that op's}}
+  %t2 = "npu.dma_load"(%g, %w) {channel = 1 : i64} : (memref<32x32xf32>, memref<32x32xf32, 1>) -> !npu.token
+  "npu.wait"(%t2) : (!npu.token) -> ()
+  %o = "npu.alloc"() : () -> memref<32x32xf32, 1>
+  "npu.elementwise"(%r, %w, %o) {kind = "add"} : (memref<32x32xf32, 1>, memref<32x32xf32, 1>, memref<32x32xf32, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  %t4 = "npu.dma_store"(%o, %z) {channel = 0 : i64} : (memref<32x32xf32, 1>, memref<32x32xf32>) -> !npu.token
+  "npu.wait"(%t4) : (!npu.token) -> ()
+  "npu.dealloc"(%o) : (memref<32x32xf32, 1>) -> ()
+  "npu.dealloc"(%w) : (memref<32x32xf32, 1>) -> ()
+  "npu.dealloc"(%r) : (memref<32x32xf32, 1>) -> ()
+  return %z : memref<32x32xf32>
+}
