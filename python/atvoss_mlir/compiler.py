@@ -141,11 +141,13 @@ class LoadedModel:
     output_dtypes: list | None = None
 
 
-def load_module(model, context: ir.Context, diagnostics=None, fusion: int = 0) -> LoadedModel:
+def load_module(model, context: ir.Context, diagnostics=None, fusion: int = 0,
+                origin: tuple[str, dict[str, int]] | None = None) -> LoadedModel:
     """The module, source name and input/output names of an ONNX model or of
     MLIR (text or bytecode, a path or the contents). With `fusion` >= 1 an ONNX
     model's batch normalizations are folded into their convolutions first;
-    the remarks go to `diagnostics`."""
+    the remarks go to `diagnostics`. `origin` (path, {node: line}) is the
+    file a rewritten ModelProto comes from, where its nodes are located."""
     if _is_onnx(model):
         from .frontend.graph_folds import fold_batchnorm_into_conv
         from .frontend.onnx_importer import import_onnx_model
@@ -157,10 +159,12 @@ def load_module(model, context: ir.Context, diagnostics=None, fusion: int = 0) -
                 proto, folded = fold_batchnorm_into_conv(proto, path)
                 remarks = remarks + folded
             return proto, remarks
-        imported = import_onnx_model(model, context, graph_rewrite=rewrite, named_softmax=True)
+        imported = import_onnx_model(model, context, graph_rewrite=rewrite, named_softmax=True,
+                                     origin=origin)
         if diagnostics is not None:
             diagnostics.diagnostics.extend(imported.remarks)
-        source = "<onnx>" if not isinstance(model, (str, os.PathLike)) else str(model)
+        source = str(model) if isinstance(model, (str, os.PathLike)) else \
+            origin[0] if origin is not None else "<onnx>"
         return LoadedModel(imported.module, source, imported.input_names,
                            imported.output_names, imported.input_specs, imported.output_dtypes)
     if isinstance(model, ir.Module):
@@ -197,10 +201,14 @@ def _with_precision(model, target: NpuTarget, calibration, remarks: list):
         raise DiagnosticError([Diagnostic(
             "error", f"-precision={target.precision} rewrites ONNX models; this input is MLIR, "
             "whose element types are its precision")])
-    from .frontend.onnx_model import load_model
+    """The model rewritten for -precision, and its origin for load_module: the
+    file it was read from with each rewritten node's line there (None for a
+    ModelProto)."""
+    from .frontend.onnx_model import load_model, node_lines
     from .quantization.precision import apply_precision
     proto, path = load_model(model)
-    return apply_precision(proto, target, calibration, path, remarks)
+    rewritten = apply_precision(proto, target, calibration, path, remarks)
+    return rewritten, (path, node_lines(proto, rewritten)) if path is not None else None
 
 
 def compile(model, target: str | NpuTarget | None = None,  # noqa: A001
@@ -213,16 +221,17 @@ def compile(model, target: str | NpuTarget | None = None,  # noqa: A001
     -precision=int8|mixed."""
     target = target if isinstance(target, NpuTarget) else parse_target(target)
     pass_context = PassContext(target=target)
-    rewritten = None
+    rewritten = origin = None
     if target.precision != "fp32":
-        model = rewritten = _with_precision(model, target, calibration,
+        rewritten, origin = _with_precision(model, target, calibration,
                                             pass_context.diagnostics.diagnostics)
+        model = rewritten
     context = make_context()
     if tuning_db is not None:
         from .tuning.database import TuningDatabase, tuned_lookup
         pass_context.tuned_schedule = tuned_lookup(TuningDatabase(tuning_db, create=False),
                                                    target)
-    loaded = load_module(model, context, pass_context.diagnostics, target.fusion)
+    loaded = load_module(model, context, pass_context.diagnostics, target.fusion, origin)
     module = loaded.module
     run_pipeline(module, named_pipeline(PIPELINE), pass_context)
     remarks = [d for d in pass_context.diagnostics.diagnostics if d.severity == "remark"]

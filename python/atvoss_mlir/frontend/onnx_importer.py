@@ -83,8 +83,10 @@ QUANTIZED_READERS = {"DequantizeLinear", "QLinearConv", "QLinearMatMul", "ConvIn
 
 class GraphImporter:
     def __init__(self, model: onnx.ModelProto, inferred: dict[str, list[int]], path: str | None,
-                 context: ir.Context, weights: str, named_softmax: bool = False):
+                 context: ir.Context, weights: str, named_softmax: bool = False,
+                 lines: dict[str, int] | None = None):
         self.model = model
+        self.lines = lines or {}
         self.named_softmax = named_softmax
         self.path = path
         self.context = context
@@ -200,7 +202,8 @@ class GraphImporter:
 
     def _import_node(self, index: int, proto: onnx.NodeProto) -> None:
         name = proto.name or f"{proto.op_type}_{index}"
-        location = ir.Location.name(name, childLoc=self._file_location(index + 1)) \
+        line = self.lines.get(name, index + 1)
+        location = ir.Location.name(name, childLoc=self._file_location(line)) \
             if self.path else ir.Location.name(name)
         self._import(proto, name, location, self.opset)
 
@@ -340,16 +343,22 @@ class ImportedModel:
 def import_onnx_model(model_or_path, context: ir.Context | None = None, *,
                       input_shapes: dict[str, list[int]] | None = None,
                       weights: str = "dense", graph_rewrite=None,
-                      named_softmax: bool = False) -> ImportedModel:
+                      named_softmax: bool = False,
+                      origin: tuple[str, dict[str, int]] | None = None) -> ImportedModel:
     """`import_onnx`, with the graph's input and output names (a model file
     is read once: its weights are most of it). `graph_rewrite(model, path)`,
     when given, rewrites the ModelProto first and returns it with its remarks.
     With `named_softmax` a Softmax over one axis is a linalg.softmax, which the
     npu pipeline runs in one pass or decomposes (npu-decompose-linalg); without,
-    it is the max, exp, sum and divide generics that run wherever linalg does."""
+    it is the max, exp, sum and divide generics that run wherever linalg does.
+    `origin` = (path, {node name: line}) locates the nodes of a ModelProto
+    rewritten from a model file (by -precision) at their lines in that file."""
     if weights not in ("dense", "resource"):
         raise ValueError(f"weights must be 'dense' or 'resource', not {weights!r}")
     model, path = load_model(model_or_path)
+    lines = None
+    if origin is not None and path is None:
+        path, lines = origin
     remarks = []
     if graph_rewrite is not None:
         model, remarks = graph_rewrite(model, path)
@@ -357,7 +366,7 @@ def import_onnx_model(model_or_path, context: ir.Context | None = None, *,
     input_names = [i.name for i in model.graph.input if i.name not in initializers]
     output_names = [o.name for o in model.graph.output]
     from ..inputs import InputSpec, onnx_input_spec
-    module = _import(model, path, context, input_shapes, weights, named_softmax)
+    module = _import(model, path, context, input_shapes, weights, named_softmax, lines)
     specs = [onnx_input_spec(i) for i in model.graph.input if i.name not in initializers]
     specs = [InputSpec(s.name, tuple(input_shapes[s.name]), s.dtype)
              if input_shapes and s.name in input_shapes else s for s in specs]
@@ -367,7 +376,7 @@ def import_onnx_model(model_or_path, context: ir.Context | None = None, *,
 
 def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None,
             input_shapes: dict[str, list[int]] | None, weights: str,
-            named_softmax: bool = False) -> ir.Module:
+            named_softmax: bool = False, lines: dict[str, int] | None = None) -> ir.Module:
     if input_shapes:
         model = with_input_shapes(model, input_shapes)
     problem = opset_problem(model)
@@ -397,7 +406,8 @@ def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None
     context = context or _make_context()
     with context:
         try:
-            return GraphImporter(model, inferred, path, context, weights, named_softmax).run()
+            return GraphImporter(model, inferred, path, context, weights, named_softmax,
+                                 lines).run()
         except DiagnosticError:
             raise
         except Exception as error:  # never a traceback: report where the model is

@@ -141,3 +141,36 @@ def live_nodes(graph: onnx.GraphProto) -> set[int]:
         live.add(index)
         work.extend(n for n in graph.node[index].input if n)
     return live
+
+
+def node_lines(original: onnx.ModelProto, rewritten: onnx.ModelProto) -> dict[str, int]:
+    """For each node of `rewritten` (a rewrite of `original`, such as the
+    quantiser's), its line in the original file: the line of the node of the
+    same name, else of the nearest original node through the tensors it reads
+    and writes (a QuantizeLinear after a conv belongs to the conv, a
+    DequantizeLinear before it too)."""
+    lines = {node.name: index + 1 for index, node in enumerate(original.graph.node) if node.name}
+    nodes = list(rewritten.graph.node)
+    producer = {output: i for i, node in enumerate(nodes) for output in node.output if output}
+    consumers: dict[str, list[int]] = {}
+    for i, node in enumerate(nodes):
+        for name in node.input:
+            consumers.setdefault(name, []).append(i)
+    found = {}
+    for i, node in enumerate(nodes):
+        if node.name in lines:
+            found[node.name] = lines[node.name]
+            continue
+        seen, frontier = {i}, [i]
+        while frontier and node.name not in found:
+            step = []
+            for j in frontier:
+                near = [k for output in nodes[j].output for k in consumers.get(output, [])]
+                near += [producer[name] for name in nodes[j].input if name in producer]
+                step += [k for k in near if k not in seen]
+                seen.update(near)
+            named = [k for k in step if nodes[k].name in lines]
+            if named:
+                found[node.name] = lines[nodes[named[0]].name]
+            frontier = step
+    return found
