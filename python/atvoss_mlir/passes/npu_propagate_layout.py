@@ -17,6 +17,10 @@ permutation is rewritten to run in the layout before the transpose:
 
 A concatenation (insert_slices into an empty tensor) of tensors transposed by
 one permutation is built in their layout and transposed once, the same way.
+A static pad or slice of a transposed tensor pads or slices its source (the
+amounts and offsets permuted) and is transposed after: LRN's window over
+channels (shifted slices of the zero-padded squares) then runs between two
+NHWC convs without leaving NHWC.
 
 A reshape does not stop a transpose: an expand_shape of a transposed tensor
 expands the source and transposes the result (the split dims move together),
@@ -31,9 +35,14 @@ pool transforms its input and output); auto, each move that the cost model
 says moves no more bytes than it saves (on this machine that is every move:
 each one transposes a tensor no larger than the one it replaces).
 
+A reduction whose one full-size input is transposed (a global average pool
+of a conv's result) reads the transpose's source instead: its loops follow
+that layout and its output map is remapped, so its result is unchanged and
+the transpose goes.
+
 Ops are visited in program order, so the transpose moves down a chain of
-elementwise ops until it reaches an op that wants NCHW (a reduction, a reshape,
-the function's result) or the transpose to NHWC of the next conv, with which
+elementwise ops until it reaches an op that wants NCHW (a reshape, the
+function's result) or the transpose to NHWC of the next conv, with which
 canonicalization folds it away. Broadcast operands (per-channel parameters) are
 not moved: only their indexing maps change.
 """
@@ -52,7 +61,11 @@ from .npu_convert_layout import transposed
 INPUTS_SEGMENT = "operandSegmentSizes"
 # Besides concatenations: the ops a transpose moves through (or, for a
 # transpose of a collapse_shape, above).
-MOVED_THROUGH = ("linalg.generic", "tensor.expand_shape", "linalg.transpose")
+MOVED_THROUGH = ("linalg.generic", "tensor.expand_shape", "linalg.transpose", "tensor.pad",
+                 "tensor.extract_slice")
+# The static position attributes of the pads and slices a transpose moves below.
+POSITIONS = {"tensor.pad": ("static_low", "static_high"),
+             "tensor.extract_slice": ("static_offsets", "static_sizes", "static_strides")}
 
 
 def transpose_source(value: ir.Value):
@@ -175,6 +188,39 @@ class Candidate:
         result.replace_all_uses_except(back, back.owner.operation)
 
 
+def reduction_source(op):
+    """(index, source, permutation) when `op` is a reduction whose one full-size
+    input is a transpose and whose maps are dims and constants, else None."""
+    types = [str(t) for t in op.attributes["iterator_types"]]
+    if "#linalg.iterator_type<reduction>" not in types:
+        return None
+    maps = indexing_maps(op)
+    if any(dims_of(m) is None for m in maps):
+        return None
+    inputs = list(ir.DenseI32ArrayAttr(op.attributes[INPUTS_SEGMENT]))[0]
+    rank = maps[0].n_dims
+    full_size = [i for i in range(inputs) if maps[i] == ir.AffineMap.get_identity(rank)]
+    if len(full_size) != 1:
+        return None
+    found = transpose_source(op.operands[full_size[0]])
+    return None if found is None else (full_size[0], *found)
+
+
+def iterate_in_source_layout(op, index: int, source: ir.Value, permutation: list[int]) -> None:
+    """The reduction reads the transpose's source with an identity map: its
+    loops follow the source's dims, the other maps (and the output's) are
+    remapped, and its result is unchanged."""
+    maps = [ir.AffineMap.get_identity(m.n_dims) if i == index else remapped(m, permutation)
+            for i, m in enumerate(indexing_maps(op))]
+    types = list(op.attributes["iterator_types"])
+    moved = [None] * len(types)
+    for dim, iterator in enumerate(types):
+        moved[permutation[dim]] = iterator
+    op.operands[index] = source
+    op.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
+    op.attributes["iterator_types"] = ir.ArrayAttr.get(moved)
+
+
 def concat_chain(first) -> list | None:
     """The insert_slices of a concatenation starting at `first` (its dest an
     empty tensor, each result the next one's dest only), when every source is
@@ -286,6 +332,38 @@ def move_above_collapse(transpose) -> None:
         collapse.erase()
 
 
+def movable_below(op) -> bool:
+    """A pad or slice of a transposed tensor with static positions and shapes,
+    keeping its rank, whose readers the transpose may move through further (a
+    concatenation included): a conv's or pool's padding stays next to it, in
+    the layout it reads."""
+    return len(op.operands) == 1 and transpose_source(op.operands[0]) is not None \
+        and static_shaped(op.operands[0], op.results[0]) \
+        and ir.RankedTensorType(op.operands[0].type).rank == \
+        ir.RankedTensorType(op.results[0].type).rank \
+        and all(use.owner.name in MOVED_THROUGH or use.owner.name == "tensor.insert_slice"
+                for use in op.results[0].uses)
+
+
+def move_below_positioned(op) -> None:
+    """pad/slice(transpose(x, p)) -> transpose(pad/slice'(x), p): transposed dim i
+    is source dim p[i], so its amount or offset goes there."""
+    source, permutation = transpose_source(op.operands[0])
+    order = [permutation.index(d) for d in range(len(permutation))]
+    for name in POSITIONS[op.name]:
+        values = static(op, name)
+        op.attributes[name] = ir.DenseI64ArrayAttr.get([values[i] for i in order])
+    result = op.results[0]
+    old_type = ir.RankedTensorType(result.type)
+    op.operands[0] = source
+    with op.location:
+        result.set_type(ir.RankedTensorType.get([old_type.shape[i] for i in order],
+                                                old_type.element_type))
+        with ir.InsertionPoint.after(op):
+            back = transposed(result, permutation)
+    result.replace_all_uses_except(back, back.owner.operation)
+
+
 def is_concat_start(op) -> bool:
     if op.name != "tensor.insert_slice":
         return False
@@ -324,6 +402,13 @@ class NpuPropagateLayout(ModulePass):
                                          "above 'tensor.collapse_shape', where the two compose")
                         move_above_collapse(op)
                     continue
+                if op.name in POSITIONS:
+                    if movable_below(op):
+                        context.diagnostics.remark(
+                            op.location, f"'{op.name}' applies to the source of its transposed "
+                                         f"input: the transpose moves below it")
+                        move_below_positioned(op)
+                    continue
                 if op.name == "tensor.insert_slice":
                     chain = concat_chain(op)
                     if chain is not None:
@@ -333,6 +418,14 @@ class NpuPropagateLayout(ModulePass):
                         move_below_concat(chain)
                     continue
                 if not all(isinstance(v.type, ir.RankedTensorType) for v in op.operands):
+                    continue
+                reduction = reduction_source(op)
+                if reduction is not None:
+                    context.diagnostics.remark(
+                        op.location, f"reduction reads the source of its transposed input "
+                                     f"#{reduction[0]}: its loops follow that layout, and the "
+                                     f"transpose goes")
+                    iterate_in_source_layout(op, *reduction)
                     continue
                 candidate = Candidate(op)
                 if candidate.permutation is not None:

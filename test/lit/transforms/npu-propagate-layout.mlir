@@ -91,23 +91,57 @@ func.func @add$one_input_not_transposed(%a: tensor<1x4x4x8xf32>, %b: tensor<1x8x
 
 // -----
 
-// A reduction is not elementwise: the transpose stays before it.
+// A global average pool's sum over H and W of a conv's NCHW result reads the
+// NHWC result itself: its loops follow NHWC (the channel loop last), its
+// output map is remapped, and no transpose is left.
 
-// CHECK-LABEL: func.func @reduction$keeps_transpose
-// CHECK:         linalg.transpose
-// CHECK:         linalg.generic
+// CHECK-DAG:     #[[IN:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG:     #[[OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3)>
+// CHECK-LABEL: func.func @reduction$reads_nhwc
+// CHECK-SAME:    (%[[A:.*]]: tensor<1x4x4x8xf32>)
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "reduction", "reduction", "parallel"]} ins(%[[A]] : tensor<1x4x4x8xf32>) outs(%{{.*}} : tensor<1x8xf32>)
 #in = affine_map<(n, c, h, w) -> (n, c, h, w)>
 #out = affine_map<(n, c, h, w) -> (n, c)>
-func.func @reduction$keeps_transpose(%a: tensor<1x4x4x8xf32>) -> tensor<1x8xf32> {
+func.func @reduction$reads_nhwc(%a: tensor<1x4x4x8xf32>) -> tensor<1x8xf32> {
   %e0 = tensor.empty() : tensor<1x8x4x4xf32>
   %ta = linalg.transpose ins(%a : tensor<1x4x4x8xf32>) outs(%e0 : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
   %zero = arith.constant 0.0 : f32
   %e1 = tensor.empty() : tensor<1x8xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  // expected-remark @below {{reduction reads the source of its transposed input #0: its loops follow that layout, and the transpose goes}}
   %sum = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
       ins(%ta : tensor<1x8x4x4xf32>) outs(%f : tensor<1x8xf32>) {
   ^bb0(%v: f32, %o: f32):
     %s = arith.addf %v, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8xf32>
+  return %sum : tensor<1x8xf32>
+}
+
+// -----
+
+// A reduction of the product of two full-size inputs: only a reduction with
+// one full-size input reads its source in place, so the transposes stay.
+
+// CHECK-LABEL: func.func @reduction_of_two$keeps_transposes
+// CHECK:         linalg.transpose
+// CHECK:         linalg.transpose
+// CHECK:         linalg.generic
+#in2 = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#out2 = affine_map<(n, c, h, w) -> (n, c)>
+func.func @reduction_of_two$keeps_transposes(%a: tensor<1x4x4x8xf32>, %b: tensor<1x4x4x8xf32>) -> tensor<1x8xf32> {
+  %e0 = tensor.empty() : tensor<1x8x4x4xf32>
+  %ta = linalg.transpose ins(%a : tensor<1x4x4x8xf32>) outs(%e0 : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+  %tb = linalg.transpose ins(%b : tensor<1x4x4x8xf32>) outs(%e0 : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<1x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %sum = linalg.generic {indexing_maps = [#in2, #in2, #out2], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%ta, %tb : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) outs(%f : tensor<1x8xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %m = arith.mulf %u, %v : f32
+    %s = arith.addf %m, %o : f32
     linalg.yield %s : f32
   } -> tensor<1x8xf32>
   return %sum : tensor<1x8xf32>
@@ -182,4 +216,75 @@ func.func @shuffle$channel_groups(%y: tensor<1x4x4x6xf32>) -> tensor<1x4x4x6xf32
   // expected-remark @below {{transpose of a collapsed transposed tensor moves above 'tensor.collapse_shape', where the two compose}}
   %t = linalg.transpose ins(%c : tensor<1x6x4x4xf32>) outs(%e2 : tensor<1x4x4x6xf32>) permutation = [0, 2, 3, 1]
   return %t : tensor<1x4x4x6xf32>
+}
+
+// -----
+
+// LRN's window over channels between two NHWC convs: the zero-padded squares
+// are sliced at shifted channel offsets and summed. The pad and the slices
+// apply to the NHWC source (amounts and offsets on the channel dim, now the
+// last), the sum runs in NHWC, and the transposes cancel.
+
+// CHECK-LABEL: func.func @channel_window$between_convs
+// CHECK-SAME:    (%[[Y:.*]]: tensor<1x4x4x8xf32>)
+// CHECK-NOT:     linalg.transpose
+// CHECK:         %[[PADDED:.*]] = tensor.pad %[[Y]] low[0, 0, 0, 1] high[0, 0, 0, 1]
+// CHECK:         %[[S0:.*]] = tensor.extract_slice %[[PADDED]][0, 0, 0, 0] [1, 4, 4, 8] [1, 1, 1, 1] : tensor<1x4x4x10xf32> to tensor<1x4x4x8xf32>
+// CHECK:         %[[S1:.*]] = tensor.extract_slice %[[PADDED]][0, 0, 0, 2] [1, 4, 4, 8] [1, 1, 1, 1] : tensor<1x4x4x10xf32> to tensor<1x4x4x8xf32>
+// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[S0]], %[[S1]] : tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>)
+// CHECK-NOT:     linalg.transpose
+// CHECK:         return %[[SUM]] : tensor<1x4x4x8xf32>
+#nchw = affine_map<(n, c, h, w) -> (n, c, h, w)>
+func.func @channel_window$between_convs(%y: tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32> {
+  %e0 = tensor.empty() : tensor<1x8x4x4xf32>
+  %x = linalg.transpose ins(%y : tensor<1x4x4x8xf32>) outs(%e0 : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+  %zero = arith.constant 0.0 : f32
+  // expected-remark @below {{'tensor.pad' applies to the source of its transposed input: the transpose moves below it}}
+  %padded = tensor.pad %x low[0, 1, 0, 0] high[0, 1, 0, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x8x4x4xf32> to tensor<1x10x4x4xf32>
+  // expected-remark @below {{'tensor.extract_slice' applies to the source of its transposed input: the transpose moves below it}}
+  %s0 = tensor.extract_slice %padded[0, 0, 0, 0] [1, 8, 4, 4] [1, 1, 1, 1] : tensor<1x10x4x4xf32> to tensor<1x8x4x4xf32>
+  // expected-remark @below {{'tensor.extract_slice' applies to the source of its transposed input: the transpose moves below it}}
+  %s1 = tensor.extract_slice %padded[0, 2, 0, 0] [1, 8, 4, 4] [1, 1, 1, 1] : tensor<1x10x4x4xf32> to tensor<1x8x4x4xf32>
+  %e1 = tensor.empty() : tensor<1x8x4x4xf32>
+  // expected-remark @below {{'linalg.generic' runs in the layout of its transposed input #0, #1: the transpose moves below it}}
+  %sum = linalg.generic {indexing_maps = [#nchw, #nchw, #nchw], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s0, %s1 : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) outs(%e1 : tensor<1x8x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8x4x4xf32>
+  %e2 = tensor.empty() : tensor<1x4x4x8xf32>
+  %back = linalg.transpose ins(%sum : tensor<1x8x4x4xf32>) outs(%e2 : tensor<1x4x4x8xf32>) permutation = [0, 2, 3, 1]
+  return %back : tensor<1x4x4x8xf32>
+}
+
+// -----
+
+// A conv's own padding of its NHWC input stays next to it: the transpose does
+// not move below a pad that a conv reads (no remark), nor below a dynamic slice.
+
+// CHECK-LABEL: func.func @conv_padding$stays
+// CHECK:         %[[T:.*]] = linalg.transpose
+// CHECK:         tensor.pad %[[T]] low[0, 1, 1, 0]
+// CHECK:         linalg.conv_2d_nhwc_hwcf
+// CHECK:         %[[T2:.*]] = linalg.transpose
+// CHECK:         tensor.extract_slice %[[T2]][0, %{{.*}}, 0, 0]
+func.func @conv_padding$stays(%x: tensor<1x3x8x8xf32>, %w: tensor<3x3x3x4xf32>, %i: index) -> (tensor<1x8x8x4xf32>, tensor<1x1x8x8xf32>) {
+  %e0 = tensor.empty() : tensor<1x8x8x3xf32>
+  %t = linalg.transpose ins(%x : tensor<1x3x8x8xf32>) outs(%e0 : tensor<1x8x8x3xf32>) permutation = [0, 2, 3, 1]
+  %zero = arith.constant 0.0 : f32
+  %padded = tensor.pad %t low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<1x8x8x3xf32> to tensor<1x10x10x3xf32>
+  %e1 = tensor.empty() : tensor<1x8x8x4xf32>
+  %conv = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%padded, %w : tensor<1x10x10x3xf32>, tensor<3x3x3x4xf32>) outs(%e1 : tensor<1x8x8x4xf32>) -> tensor<1x8x8x4xf32>
+  %e2 = tensor.empty() : tensor<1x4x8x8xf32>
+  %t2 = linalg.transpose ins(%conv : tensor<1x8x8x4xf32>) outs(%e2 : tensor<1x4x8x8xf32>) permutation = [0, 3, 1, 2]
+  %s = tensor.extract_slice %t2[0, %i, 0, 0] [1, 1, 8, 8] [1, 1, 1, 1] : tensor<1x4x8x8xf32> to tensor<1x1x8x8xf32>
+  return %conv, %s : tensor<1x8x8x4xf32>, tensor<1x1x8x8xf32>
 }

@@ -61,6 +61,39 @@ def shuffle_unit(groups: int = 3, channels: int = 12, size: int = 8) -> onnx.Mod
          "w2": (rng.standard_normal((channels, 1, 3, 3)) * 0.3).astype(np.float32)})
 
 
+def lrn_between_convs(size: int = 8) -> onnx.ModelProto:
+    """Inception's stem: conv, relu, LRN (a window over channels), conv."""
+    rng = np.random.default_rng(5)
+    return model([helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1] * 4),
+                  helper.make_node("Relu", ["c"], ["r"]),
+                  helper.make_node("LRN", ["r"], ["n"], size=5, alpha=1e-2, beta=0.75, bias=1.0),
+                  helper.make_node("Conv", ["n", "w2"], ["y"])],
+                 {"x": [1, 4, size, size]}, {"y": [1, 8, size, size]},
+                 {"w1": (rng.standard_normal((16, 4, 3, 3)) * 0.3).astype(np.float32),
+                  "w2": (rng.standard_normal((8, 16, 1, 1)) * 0.3).astype(np.float32)})
+
+
+def split_and_pool_head(size: int = 8) -> onnx.ModelProto:
+    """A channel split (ShuffleNet v2's: two Slices of the channels), one half
+    through a relu, the halves concatenated into a conv, then the head's global
+    average pool and a mean over the channels."""
+    rng = np.random.default_rng(6)
+    return model([helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1] * 4),
+                  helper.make_node("Slice", ["c", "start0", "end0", "axis"], ["lo"]),
+                  helper.make_node("Slice", ["c", "start1", "end1", "axis"], ["hi"]),
+                  helper.make_node("Relu", ["hi"], ["hr"]),
+                  helper.make_node("Concat", ["lo", "hr"], ["m"], axis=1),
+                  helper.make_node("Conv", ["m", "w2"], ["d"], pads=[1] * 4),
+                  helper.make_node("GlobalAveragePool", ["d"], ["y"]),
+                  helper.make_node("ReduceMean", ["d"], ["z"], axes=[1], keepdims=1)],
+                 {"x": [1, 4, size, size]}, {"y": [1, 8, 1, 1], "z": [1, 1, size, size]},
+                 {"w1": (rng.standard_normal((16, 4, 3, 3)) * 0.3).astype(np.float32),
+                  "w2": (rng.standard_normal((8, 16, 3, 3)) * 0.3).astype(np.float32),
+                  "start0": np.array([0], np.int64), "end0": np.array([8], np.int64),
+                  "start1": np.array([8], np.int64), "end1": np.array([16], np.int64),
+                  "axis": np.array([1], np.int64)})
+
+
 def layout_stage(onnx_model, target: str) -> ir.Module:
     """The model's tensor IR after the layout passes."""
     context = make_context()
@@ -75,7 +108,7 @@ def wants_nhwc(op) -> bool:
     """An op that wants NHWC under -layout-pref=NHWC: an NPU conv or pool, and
     an elementwise op, which takes its neighbours' layout unless it reads the
     model's NCHW input (seen through the padding in front of a conv)."""
-    if op.name == "tensor.pad":
+    if op.name in ("tensor.pad", "tensor.extract_slice"):
         return all(wants_nhwc(use.owner) for use in op.results[0].uses)
     if op.name == "linalg.generic":
         return all(str(t) == "#linalg.iterator_type<parallel>"
@@ -116,6 +149,10 @@ def test_models_at_every_layout_preference(layout):
                           f"npu -layout-pref={layout} -fusion={fusion}", **FP32)
     compile_and_check(shuffle_unit(), {"x": randn(1, 12, 8, 8, seed=9)},
                       f"npu -layout-pref={layout} -max-sram-bytes=4096", **FP32)
+    for fusion in (0, 2):
+        for build in (lrn_between_convs, split_and_pool_head):
+            compile_and_check(build(), {"x": randn(1, 4, 8, 8, seed=10)},
+                              f"npu -layout-pref={layout} -fusion={fusion}", **FP32)
 
 
 def test_transform_folded_into_its_producer_removes_the_explicit_transpose():
@@ -155,6 +192,18 @@ def test_no_transpose_between_two_ops_that_want_nhwc(layout):
         for fusion in (0, 1, 2):
             stage = layout_stage(onnx_model, f"npu -layout-pref={layout} -fusion={fusion}")
             assert transposes_between_nhwc_ops(stage) == []
+
+
+@pytest.mark.parametrize("layout", ["NHWC", "auto"])
+def test_windows_slices_and_reductions_stay_in_nhwc(layout):
+    """LRN's padded channel window, a channel split and the head's reductions
+    run in NHWC: the transposes left are the model input's and, where a conv's
+    result is returned, the result's (the reductions' results need none)."""
+    for build, left in ((lrn_between_convs, 2), (split_and_pool_head, 1)):
+        for fusion in (0, 2):
+            stage = layout_stage(build(), f"npu -layout-pref={layout} -fusion={fusion}")
+            assert transposes_between_nhwc_ops(stage) == []
+            assert standalone_transposes(stage) == left
 
 
 def test_nchw_keeps_the_transforms_between_layers():
