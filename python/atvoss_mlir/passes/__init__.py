@@ -27,6 +27,7 @@ _REGISTRY = {
     "npu-fold-transposes": "npu_fold_transposes:NpuFoldTransposes",
     "npu-fuse-elementwise": "npu_fuse_elementwise:NpuFuseElementwise",
     "npu-convert-copies": "npu_convert_copies:NpuConvertCopies",
+    "npu-pad-in-place": "npu_pad_in_place:NpuPadInPlace",
     "npu-normalize-contractions": "npu_normalize_contractions:NpuNormalizeContractions",
     "npu-decompose-linalg": "npu_decompose_linalg:NpuDecomposeLinalg",
     "npu-fuse-epilogue": "npu_fuse_epilogue:NpuFuseEpilogue",
