@@ -112,11 +112,12 @@ def match(copy, block: ir.Block, order: dict) -> PaddedCopy | None:
         user = operation(use.owner)
         if user == fill or user == interior:
             continue
-        if user.name != "memref.subview" or position(user, block, order) < at_copy:
+        if position(user, block, order) < at_copy:
             return None
-        for view_use in user.results[0].uses:
-            if view_use.owner != copy and position(view_use.owner, block, order) < at_copy:
-                return None
+        if user.name == "memref.subview":
+            for view_use in user.results[0].uses:
+                if position(view_use.owner, block, order) < at_copy:
+                    return None
     # The source: written and read by structured ops only, besides the copy.
     users = [operation(use.owner) for use in source.uses]
     if any(user != copy and not user.name.startswith("linalg.") for user in users):
@@ -169,7 +170,9 @@ class NpuPadInPlace(ModulePass):
                     found = match(copy, block, order)
                     if found is None:
                         continue
-                    writer = min((operation(use.owner) for use in found.source.uses
+                    # The last op writing the source before the copy computes it
+                    # (a conv after the fill of its accumulator).
+                    writer = max((operation(use.owner) for use in found.source.uses
                                   if operation(use.owner) != copy),
                                  key=lambda op: position(op, block, order))
                     location = writer.location

@@ -94,6 +94,20 @@ def split_and_pool_head(size: int = 8) -> onnx.ModelProto:
                   "axis": np.array([1], np.int64)})
 
 
+def pad_node_between_ops(size: int = 8) -> onnx.ModelProto:
+    """A Pad node (value -1, rows and channels) of a conv's relu, read whole by
+    an elementwise op: the relu writes the padded buffer's interior."""
+    rng = np.random.default_rng(7)
+    return model([helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1] * 4),
+                  helper.make_node("Relu", ["c"], ["r"]),
+                  helper.make_node("Pad", ["r", "pads", "value"], ["p"]),
+                  helper.make_node("Mul", ["p", "p"], ["y"])],
+                 {"x": [1, 4, size, size]}, {"y": [1, 10, size + 3, size]},
+                 {"w1": (rng.standard_normal((8, 4, 3, 3)) * 0.3).astype(np.float32),
+                  "pads": np.array([0, 1, 2, 0, 0, 1, 1, 0], np.int64),
+                  "value": np.array(-1.0, np.float32)})
+
+
 def layout_stage(onnx_model, target: str) -> ir.Module:
     """The model's tensor IR after the layout passes."""
     context = make_context()
@@ -150,7 +164,7 @@ def test_models_at_every_layout_preference(layout):
     compile_and_check(shuffle_unit(), {"x": randn(1, 12, 8, 8, seed=9)},
                       f"npu -layout-pref={layout} -max-sram-bytes=4096", **FP32)
     for fusion in (0, 2):
-        for build in (lrn_between_convs, split_and_pool_head):
+        for build in (lrn_between_convs, split_and_pool_head, pad_node_between_ops):
             compile_and_check(build(), {"x": randn(1, 4, 8, 8, seed=10)},
                               f"npu -layout-pref={layout} -fusion={fusion}", **FP32)
 
