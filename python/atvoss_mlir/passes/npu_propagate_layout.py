@@ -97,6 +97,20 @@ def remapped(affine_map: ir.AffineMap, new_position: list[int]) -> ir.AffineMap:
     return ir.AffineMap.get(affine_map.n_dims, 0, exprs)
 
 
+def remap_index_ops(op, permutation: list[int]) -> None:
+    """Loop m of `op` is now loop permutation[m]: so is every `linalg.index` of
+    its body (an ArgMax's position, a mask's coordinate)."""
+    def visit(inner):
+        if inner.name == "linalg.index":
+            dim = ir.IntegerAttr(inner.attributes["dim"]).value
+            inner.attributes["dim"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                         permutation[dim])
+        return ir.WalkResult.ADVANCE
+    for block in op.regions[0].blocks:
+        for inner in block.operations:
+            inner.operation.walk(visit)
+
+
 def inverse_transpose(value: ir.Value, permutation: list[int], before) -> ir.Value | None:
     """The result of a transpose of `value` by the inverse of `permutation`
     placed before the op `before` in its block, if there is one."""
@@ -182,6 +196,7 @@ class Candidate:
             op.operands[index] = source
         op.operands[self.input_count] = init
         op.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
+        remap_index_ops(op, permutation)
         result.set_type(new_type)
         with op.location, ir.InsertionPoint.after(op):
             back = transposed(result, permutation)
@@ -219,6 +234,7 @@ def iterate_in_source_layout(op, index: int, source: ir.Value, permutation: list
     op.operands[index] = source
     op.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
     op.attributes["iterator_types"] = ir.ArrayAttr.get(moved)
+    remap_index_ops(op, permutation)
 
 
 def concat_chain(first) -> list | None:

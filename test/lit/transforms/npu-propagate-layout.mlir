@@ -288,3 +288,33 @@ func.func @conv_padding$stays(%x: tensor<1x3x8x8xf32>, %w: tensor<3x3x3x4xf32>, 
   %s = tensor.extract_slice %t2[0, %i, 0, 0] [1, 1, 8, 8] [1, 1, 1, 1] : tensor<1x4x8x8xf32> to tensor<1x1x8x8xf32>
   return %conv, %s : tensor<1x8x8x4xf32>, tensor<1x1x8x8xf32>
 }
+
+// -----
+
+// An ArgMax over the channels reads its loop positions: with its loops in NHWC
+// order the channel loop is the last, and `linalg.index 1` becomes
+// `linalg.index 3`.
+
+// CHECK-LABEL: func.func @argmax$positions_follow
+// CHECK-SAME:    (%[[A:.*]]: tensor<1x4x4x8xf32>
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[A]] : tensor<1x4x4x8xf32>)
+// CHECK:         linalg.index 3 : index
+#in3 = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#out3 = affine_map<(n, c, h, w) -> (n, h, w)>
+func.func @argmax$positions_follow(%a: tensor<1x4x4x8xf32>, %init: tensor<1x4x4xf32>, %where: tensor<1x4x4xi64>) -> (tensor<1x4x4xf32>, tensor<1x4x4xi64>) {
+  %e0 = tensor.empty() : tensor<1x8x4x4xf32>
+  %ta = linalg.transpose ins(%a : tensor<1x4x4x8xf32>) outs(%e0 : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+  // expected-remark @below {{reduction reads the source of its transposed input #0: its loops follow that layout, and the transpose goes}}
+  %r:2 = linalg.generic {indexing_maps = [#in3, #out3, #out3], iterator_types = ["parallel", "reduction", "parallel", "parallel"]}
+      ins(%ta : tensor<1x8x4x4xf32>) outs(%init, %where : tensor<1x4x4xf32>, tensor<1x4x4xi64>) {
+  ^bb0(%v: f32, %best: f32, %at: i64):
+    %c = linalg.index 1 : index
+    %ci = arith.index_cast %c : index to i64
+    %gt = arith.cmpf ogt, %v, %best : f32
+    %nb = arith.select %gt, %v, %best : f32
+    %na = arith.select %gt, %ci, %at : i64
+    linalg.yield %nb, %na : f32, i64
+  } -> (tensor<1x4x4xf32>, tensor<1x4x4xi64>)
+  return %r#0, %r#1 : tensor<1x4x4xf32>, tensor<1x4x4xi64>
+}

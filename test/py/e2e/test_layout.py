@@ -108,6 +108,23 @@ def pad_node_between_ops(size: int = 8) -> onnx.ModelProto:
                   "value": np.array(-1.0, np.float32)})
 
 
+def position_readers(size: int = 8) -> onnx.ModelProto:
+    """Ops whose bodies read their loop positions (linalg.index) on a conv's
+    result: ArgMax over the channels, ArgMin over the rows, Hardmax over the
+    channels; their loops follow NHWC, and the positions must follow them."""
+    rng = np.random.default_rng(8)
+    built = model([helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1] * 4),
+                   helper.make_node("ArgMax", ["c"], ["y"], axis=1, keepdims=1),
+                   helper.make_node("ArgMin", ["c"], ["z"], axis=2, keepdims=0),
+                   helper.make_node("Hardmax", ["c"], ["h"], axis=1)],
+                  {"x": [1, 4, size, size]},
+                  {"y": [1, 1, size, size], "z": [1, 8, size], "h": [1, 8, size, size]},
+                  {"w1": (rng.standard_normal((8, 4, 3, 3)) * 0.3).astype(np.float32)})
+    for output in built.graph.output[:2]:   # the positions are int64
+        output.type.tensor_type.elem_type = onnx.TensorProto.INT64
+    return built
+
+
 def layout_stage(onnx_model, target: str) -> ir.Module:
     """The model's tensor IR after the layout passes."""
     context = make_context()
@@ -164,7 +181,8 @@ def test_models_at_every_layout_preference(layout):
     compile_and_check(shuffle_unit(), {"x": randn(1, 12, 8, 8, seed=9)},
                       f"npu -layout-pref={layout} -max-sram-bytes=4096", **FP32)
     for fusion in (0, 2):
-        for build in (lrn_between_convs, split_and_pool_head, pad_node_between_ops):
+        for build in (lrn_between_convs, split_and_pool_head, pad_node_between_ops,
+                      position_readers):
             compile_and_check(build(), {"x": randn(1, 4, 8, 8, seed=10)},
                               f"npu -layout-pref={layout} -fusion={fusion}", **FP32)
 
