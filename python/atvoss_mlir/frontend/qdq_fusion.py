@@ -149,6 +149,8 @@ def _float_reason(graph: QdqGraph, node: onnx.NodeProto) -> str | None:
         return "the weights are not constant (an int8 product of two activations)"
     if weight.dtype not in QUANTIZED_DTYPES:
         return f"the weights are {weight.dtype.name}, not 8-bit"
+    if weight.ndim == 0:
+        return "the weights are a scalar"
     x_scale, x_zero = graph.params(x)
     if x_scale.ndim:
         return "the input is quantised per axis"
