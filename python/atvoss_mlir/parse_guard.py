@@ -42,6 +42,10 @@ _WELL_FORMED_LIST = re.compile(r"\[\s*(?:-?\d+\s*(?:,\s*-?\d+\s*)*)?\]")
 # 2^63 - 1), so they are bounded before any pass runs.
 _WINDOW_STEPS = re.compile(r"\b(strides|dilations)\s*=\s*dense\s*<\s*\[?([^>\]]*)")
 _WINDOW_STEP_LIMIT = 1 << 31
+# linalg.pack/unpack dim positions: the verifier puts them in a DenseSet whose
+# reserved keys are the two largest i64 values, and aborts on either.
+_DIM_POSITIONS = re.compile(r"\b(inner_dims_pos|outer_dims_perm)\s*=\s*\[([^\]]*)\]")
+_DIM_POSITION_LIMIT = 1 << 31
 # Reassociation indices of expand_shape/collapse_shape: a negative one (or one
 # that overflows to it) makes the verifier build an invalid affine map and abort.
 # Matched at each "_shape" or "reassociation" found by str.find (fast on
@@ -81,6 +85,13 @@ def check_text(text: str, context: ir.Context, filename: str = "-") -> None:
                     raise _error_at(text, match.start(1) + match.group(1).find(literal),
                                     f"integer {literal} is out of range for i64", context,
                                     filename)
+    if "_dims_p" in text:
+        for match in _DIM_POSITIONS.finditer(text):
+            for literal in re.findall(r"-?\d+", match.group(2)):
+                if not 0 <= int(literal) < _DIM_POSITION_LIMIT:
+                    raise _error_at(text, match.start(2) + match.group(2).find(literal),
+                                    f"{match.group(1)} value {literal} is out of range "
+                                    f"[0, 2^31)", context, filename)
     for keyword in ("_shape", "reassociation"):
         position = text.find(keyword)
         while position >= 0:

@@ -77,3 +77,23 @@ def test_integer_list_beyond_i64_refused(first):
 def test_integer_list_within_i64_parses():
     module = parse_module(TRANSPOSE.format(first="1"), make_context(), "in.mlir")
     assert "permutation = [1, 0]" in str(module)
+
+
+@pytest.mark.parametrize("keyword", ["inner_dims_pos", "outer_dims_perm"])
+def test_pack_dim_positions_out_of_range_refused(keyword):
+    """linalg.pack's verifier keeps its dim positions in a DenseSet, whose reserved
+    keys (the two largest i64 values) abort it."""
+    perm = "outer_dims_perm = [1, 0] " if keyword == "inner_dims_pos" else \
+        "outer_dims_perm = [9223372036854775807, 0] "
+    inner = "[0, 9223372036854775807]" if keyword == "inner_dims_pos" else "[0, 1]"
+    text = f"""func.func @f(%x: tensor<4x6xf32>, %init: tensor<3x2x2x2xf32>) -> tensor<3x2x2x2xf32> {{
+  %r = linalg.pack %x {perm}inner_dims_pos = {inner} inner_tiles = [2, 2] into %init : tensor<4x6xf32> -> tensor<3x2x2x2xf32>
+  return %r : tensor<3x2x2x2xf32>
+}}
+"""
+    with pytest.raises(DiagnosticError) as failure:
+        parse_module(text, make_context(), "in.mlir")
+    (diagnostic,) = failure.value.diagnostics
+    assert diagnostic.message == f"{keyword} value 9223372036854775807 is out of range [0, 2^31)"
+    assert diagnostic.resolved_position().line == 2
+    parse_module(text.replace("9223372036854775807", "1"), make_context())
