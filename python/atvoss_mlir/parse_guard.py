@@ -46,6 +46,9 @@ _WINDOW_STEP_LIMIT = 1 << 31
 # reserved keys are the two largest i64 values, and aborts on either.
 _DIM_POSITIONS = re.compile(r"\b(inner_dims_pos|outer_dims_perm)\s*=\s*\[([^\]]*)\]")
 _DIM_POSITION_LIMIT = 1 << 31
+# Their static inner tiles (SSA values aside): a tile of 0 or less makes the
+# verifier build a shaped type with a negative dim and abort.
+_INNER_TILES = re.compile(r"\binner_tiles\s*=\s*\[([^\]]*)\]")
 # Reassociation indices of expand_shape/collapse_shape: a negative one (or one
 # that overflows to it) makes the verifier build an invalid affine map and abort.
 # Matched at each "_shape" or "reassociation" found by str.find (fast on
@@ -92,6 +95,17 @@ def check_text(text: str, context: ir.Context, filename: str = "-") -> None:
                     raise _error_at(text, match.start(2) + match.group(2).find(literal),
                                     f"{match.group(1)} value {literal} is out of range "
                                     f"[0, 2^31)", context, filename)
+    if "inner_tiles" in text:
+        for match in _INNER_TILES.finditer(text):
+            offset = match.start(1)
+            for item in match.group(1).split(","):
+                literal = item.strip()
+                if re.fullmatch(r"-?\d+", literal) and \
+                        not 0 < int(literal) < _DIM_POSITION_LIMIT:
+                    raise _error_at(text, offset + item.find(literal),
+                                    f"inner_tiles value {literal} is out of range [1, 2^31)",
+                                    context, filename)
+                offset += len(item) + 1
     for keyword in ("_shape", "reassociation"):
         position = text.find(keyword)
         while position >= 0:

@@ -58,8 +58,10 @@ class Folder:
         if conv.op_type != "Conv" or conv.domain not in ("", "ai.onnx") \
                 or self.uses.get(bn.input[0], 0) != 1:
             return None
+        if len(conv.input) < 2:
+            return None   # malformed: the importer says so at the Conv
         weight = self.constant(conv.input[1])
-        if weight is None or weight.dtype.type not in FOLDABLE_TYPES:
+        if weight is None or weight.dtype.type not in FOLDABLE_TYPES or weight.ndim < 3:
             return None
         if len(conv.input) > 2 and conv.input[2] and self.constant(conv.input[2]) is None:
             return None

@@ -97,3 +97,20 @@ def test_pack_dim_positions_out_of_range_refused(keyword):
     assert diagnostic.message == f"{keyword} value 9223372036854775807 is out of range [0, 2^31)"
     assert diagnostic.resolved_position().line == 2
     parse_module(text.replace("9223372036854775807", "1"), make_context())
+
+
+def test_unpack_tile_out_of_range_refused():
+    """A static inner tile of 0 or less makes linalg.unpack's verifier build a
+    type with a negative dim and abort; an SSA tile is left to the verifier."""
+    text = """func.func @f(%x: tensor<2x3x2x2xf32>, %t: index) -> tensor<4x6xf32> {
+  %e = tensor.empty() : tensor<4x6xf32>
+  %r = linalg.unpack %x inner_dims_pos = [0, 1] inner_tiles = [-2147483649, 2] into %e : tensor<2x3x2x2xf32> -> tensor<4x6xf32>
+  return %r : tensor<4x6xf32>
+}
+"""
+    with pytest.raises(DiagnosticError) as failure:
+        parse_module(text, make_context(), "in.mlir")
+    (diagnostic,) = failure.value.diagnostics
+    assert diagnostic.message == "inner_tiles value -2147483649 is out of range [1, 2^31)"
+    assert str(diagnostic.resolved_position()) == "in.mlir:3:64"   # at the literal
+    parse_module(text.replace("-2147483649", "2"), make_context())
