@@ -67,8 +67,9 @@ class QdqGraph:
 
     def dequantized(self, name: str) -> onnx.NodeProto | None:
         node = self.producer.get(name)
-        if node is None or node.op_type != "DequantizeLinear" or node.domain not in ("", "ai.onnx"):
-            return None
+        if node is None or node.op_type != "DequantizeLinear" or node.domain not in ("", "ai.onnx") \
+                or len(node.input) < 2:
+            return None   # a malformed one is the importer's to refuse
         return node
 
     def quantize_after(self, name: str) -> onnx.NodeProto | None:
@@ -78,12 +79,15 @@ class QdqGraph:
         for node in self.model.graph.node:
             if name in node.input:
                 return node if node.op_type == "QuantizeLinear" and \
-                    node.domain in ("", "ai.onnx") else None
+                    node.domain in ("", "ai.onnx") and len(node.input) >= 2 else None
         return None
 
     def params(self, node: onnx.NodeProto) -> tuple | None:
         """(scale, zero point) of a Q/DQ node as constants, its zero point's
-        dtype giving the quantised type (uint8 when absent), or None."""
+        dtype giving the quantised type (uint8 when absent), or None (also for a
+        node missing its scale, which the importer refuses at the node)."""
+        if len(node.input) < 2:
+            return None
         scale = self.constant(node.input[1])
         if scale is None:
             return None
@@ -107,6 +111,8 @@ class QdqGraph:
 
     def params_int32(self, node: onnx.NodeProto):
         """(scale, zero point) of the DequantizeLinear of an int32 bias, or None."""
+        if len(node.input) < 2:
+            return None
         scale = self.constant(node.input[1])
         zero = self.constant(node.input[2]) if len(node.input) > 2 and node.input[2] else \
             np.zeros((), np.int32)
