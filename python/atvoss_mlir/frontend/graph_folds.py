@@ -83,6 +83,8 @@ class Folder:
         offset = shift - mean * factor
         bias = self.constant(conv.input[2]) if len(conv.input) > 2 and conv.input[2] else \
             np.zeros(channels, weight.dtype)
+        if bias.shape != (channels,):
+            return False   # a malformed bias: the importer refuses it at the Conv
         folded_weight = (weight.astype(np.float64)
                          * factor.reshape([-1] + [1] * (weight.ndim - 1))).astype(weight.dtype)
         folded_bias = (bias.astype(np.float64) * factor + offset).astype(weight.dtype)

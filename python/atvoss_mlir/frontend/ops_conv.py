@@ -109,6 +109,8 @@ def conv_nchw(node, x, weight, bias, pad_value=0.0, accumulator_type=None,
     if group < 1 or c_per_group * group != c or f % group:
         raise ImportFailure(f"{c} input channels, {f} filters of {c_per_group} channels "
                             f"and group {group} do not match")
+    if bias is not None and b.shape_of(bias) != [f]:
+        raise ImportFailure(f"the bias has shape {b.shape_of(bias)}, not [{f}] (one per filter)")
     window = _Window2d(node, lift)
     low, high, (oh, ow), strides, dilations = window_geometry(window, [h, w], [kh, kw])
     element_type = accumulator_type or b.element_of(x)

@@ -255,7 +255,11 @@ def check_select(op, report: Reporter, target: NpuTarget) -> None:
 
 def check_reduce(op, report: Reporter, target: NpuTarget) -> None:
     source, output = dims(op.operands[0]), dims(op.operands[1])
-    reduced = list(ir.DenseI64ArrayAttr(op.attributes["dims"]))
+    attribute = op.attributes["dims"]
+    if not isinstance(attribute, ir.DenseI64ArrayAttr):
+        report.error(op, f"dims must be an array<i64: ...> of dimensions, got {attribute}")
+        return
+    reduced = list(attribute)
     if reduced != sorted(set(reduced)) or any(not 0 <= d < len(source) for d in reduced):
         report.error(op, f"dims {reduced} are not ascending dimensions of the rank-"
                          f"{len(source)} input")
