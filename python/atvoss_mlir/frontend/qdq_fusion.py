@@ -266,11 +266,11 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
             x = graph.dequantized(node.input[0])
             inputs = [x.input[0], *_q_inputs(x, graph, f"{node.name or index}.x_zero_point"),
                       *_q_inputs(q, graph, f"{node.name or index}.y_zero_point")]
-            attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
             # onnxruntime runs int8 QDQ graphs as uint8 on x86: round_as_uint8
-            replaced[index] = helper.make_node("QLinearAveragePool", inputs, [q.output[0]],
-                                               name=node.name, domain="com.microsoft",
-                                               round_as_uint8=1, **attributes)
+            pool = helper.make_node("QLinearAveragePool", inputs, [q.output[0]],
+                                    name=node.name, domain="com.microsoft", round_as_uint8=1)
+            pool.attribute.extend(node.attribute)   # as they are (an empty list stays typed)
+            replaced[index] = pool
             replaced[nodes.index(q)] = helper.make_node(
                 "Identity", [q.output[0]], [f"{q.output[0]}.unused"], name=q.name)
             remarks.append(_remark(path, index, node, "as onnxruntime's QLinearAveragePool, "
