@@ -5,6 +5,7 @@ errors, and storing a result with the numeric-safety count."""
 from __future__ import annotations
 
 import numpy as np
+from atvoss_mlir.diagnostics import error_at
 from mlir import ir
 
 from . import numerics
@@ -23,7 +24,9 @@ def attr(op, name, default=None):
         return value.value
     if isinstance(value, ir.DenseI64ArrayAttr):
         return tuple(value)
-    raise ValueError(f"unsupported attribute {name} = {value}")
+    # npu-verify refuses it; a program simulated unverified gets the error here.
+    raise error_at(op.location, f"{op.name}: attribute {name} = {value} is not an integer, "
+                                f"float, string, bool or array<i64>")
 
 
 def require_sram(info, **operands) -> None:

@@ -258,9 +258,12 @@ def fold_dequantize_linear(node, inputs):
     x, scale = inputs[0], inputs[1]
     zero_point = inputs[2] if len(inputs) > 2 and inputs[2] is not None else \
         np.zeros((), x.dtype)
-    if x.dtype not in QUANT_DTYPES + (np.dtype(np.int32),) or scale.ndim > 1:
+    if x.dtype not in QUANT_DTYPES + (np.dtype(np.int32),) or scale.ndim > 1 \
+            or zero_point.ndim and zero_point.shape != scale.shape:
         return None   # the handler says why
     axis = node.attr("axis", 1) % max(x.ndim, 1)
+    if scale.ndim and (x.ndim == 0 or scale.shape != (x.shape[axis],)):
+        return None
     scale = along(scale.astype(np.float32), axis, x.ndim)
     zero_point = along(zero_point.astype(np.int64), axis, x.ndim)
     return [((x.astype(np.int64) - zero_point).astype(np.float32) * scale).astype(np.float32)]

@@ -155,16 +155,21 @@ def _float_reason(graph: QdqGraph, node: onnx.NodeProto) -> str | None:
         return "the weights are not constant (an int8 product of two activations)"
     if weight.dtype not in QUANTIZED_DTYPES:
         return f"the weights are {weight.dtype.name}, not 8-bit"
-    if weight.ndim == 0:
-        return "the weights are a scalar"
+    if weight.ndim == 0 or weight.size == 0:
+        return "the weights are a scalar or empty"
     x_scale, x_zero = graph.params(x)
     if x_scale.ndim:
         return "the input is quantised per axis"
     w_scale, w_zero = graph.params(w)
+    if x_zero.shape != x_scale.shape or w_zero.shape != w_scale.shape:
+        return "a zero point's shape is not its scale's"
     axis = _axis(w) % weight.ndim
     wanted = 0 if node.op_type == "Conv" else (0 if _attribute(node, "transB", 0) else 1)
     if w_scale.ndim and axis != wanted:
         return "the weights are quantised along an axis other than the output channels"
+    if w_scale.ndim and (w_scale.shape != (weight.shape[axis],) or
+                         w_zero.ndim and w_zero.shape != w_scale.shape):
+        return "the weights' scales or zero points are not one per output channel"
     if node.op_type == "MatMul" and weight.ndim != 2:
         return "a batched weight"
     if node.op_type == "Gemm" and (_attribute(node, "transA", 0) or
@@ -202,8 +207,10 @@ def _fused(graph: QdqGraph, node: onnx.NodeProto, q: onnx.NodeProto, index: int)
     attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
     name = node.name
     if node.op_type == "Conv":
-        return helper.make_node("QLinearConv", x_inputs + w_inputs + y_inputs + bias,
-                                [q.output[0]], name=name, **attributes)
+        fused = helper.make_node("QLinearConv", x_inputs + w_inputs + y_inputs + bias,
+                                 [q.output[0]], name=name)
+        fused.attribute.extend(node.attribute)   # as they are (an empty list stays typed)
+        return fused
     if node.op_type == "MatMul":
         return helper.make_node("QLinearMatMul", x_inputs + w_inputs + y_inputs,
                                 [q.output[0]], name=name)
@@ -223,7 +230,7 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
     remarks = []
     replaced: dict[int, onnx.NodeProto] = {}
     for index, node in enumerate(nodes):
-        if node.domain not in ("", "ai.onnx") or not node.output:
+        if node.domain not in ("", "ai.onnx") or not node.output or not node.input:
             continue
         q = graph.quantize_after(node.output[0]) if len(node.output) == 1 else None
         if node.op_type in ("Conv", "MatMul", "Gemm") and q is not None and \
