@@ -245,8 +245,8 @@ class ElementwiseRecipe(Recipe):
             # values they combine with (a comparison's inputs, not its i1 mask).
             constant_type = ir.MemRefType(operands[0].type).element_type \
                 if isinstance(steps[0], CompareStep) else element_type
-            for constant in step_constants(steps):
-                constants[constant] = scratch(op, [1], constant_type, constant)
+            for constant in step_constants(steps):   # rank 0 for a scalar op (numpy rules)
+                constants[constant] = scratch(op, [1] if rank else [], constant_type, constant)
 
             def value(ref: Ref):
                 if ref.source == "in":

@@ -125,6 +125,16 @@ def position_readers(size: int = 8) -> onnx.ModelProto:
     return built
 
 
+def scalar_mean(size: int = 8) -> onnx.ModelProto:
+    """A mean over every axis of a conv's result, to a scalar (keepdims=0):
+    its scale by 1/N is an elementwise op of rank 0."""
+    rng = np.random.default_rng(9)
+    return model([helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1] * 4),
+                  helper.make_node("ReduceMean", ["c"], ["y"], keepdims=0)],
+                 {"x": [1, 4, size, size]}, {"y": []},
+                 {"w1": (rng.standard_normal((8, 4, 3, 3)) * 0.3).astype(np.float32)}, opset=13)
+
+
 def layout_stage(onnx_model, target: str) -> ir.Module:
     """The model's tensor IR after the layout passes."""
     context = make_context()
@@ -182,7 +192,7 @@ def test_models_at_every_layout_preference(layout):
                       f"npu -layout-pref={layout} -max-sram-bytes=4096", **FP32)
     for fusion in (0, 2):
         for build in (lrn_between_convs, split_and_pool_head, pad_node_between_ops,
-                      position_readers):
+                      position_readers, scalar_mean):
             compile_and_check(build(), {"x": randn(1, 4, 8, 8, seed=10)},
                               f"npu -layout-pref={layout} -fusion={fusion}", **FP32)
 
