@@ -84,10 +84,7 @@ class QdqGraph:
 
     def params(self, node: onnx.NodeProto) -> tuple | None:
         """(scale, zero point) of a Q/DQ node as constants, its zero point's
-        dtype giving the quantised type (uint8 when absent), or None (also for a
-        node missing its scale, which the importer refuses at the node)."""
-        if len(node.input) < 2:
-            return None
+        dtype giving the quantised type (uint8 when absent), or None."""
         scale = self.constant(node.input[1])
         if scale is None:
             return None
@@ -111,8 +108,6 @@ class QdqGraph:
 
     def params_int32(self, node: onnx.NodeProto):
         """(scale, zero point) of the DequantizeLinear of an int32 bias, or None."""
-        if len(node.input) < 2:
-            return None
         scale = self.constant(node.input[1])
         zero = self.constant(node.input[2]) if len(node.input) > 2 and node.input[2] else \
             np.zeros((), np.int32)
@@ -167,8 +162,7 @@ def _float_reason(graph: QdqGraph, node: onnx.NodeProto) -> str | None:
     wanted = 0 if node.op_type == "Conv" else (0 if _attribute(node, "transB", 0) else 1)
     if w_scale.ndim and axis != wanted:
         return "the weights are quantised along an axis other than the output channels"
-    if w_scale.ndim and (w_scale.shape != (weight.shape[axis],) or
-                         w_zero.ndim and w_zero.shape != w_scale.shape):
+    if w_scale.ndim and w_scale.shape != (weight.shape[axis],):
         return "the weights' scales or zero points are not one per output channel"
     if node.op_type == "MatMul" and weight.ndim != 2:
         return "a batched weight"

@@ -29,15 +29,13 @@ from ..machine_model import type_bytes
 from ..recipes.tile_ir import subview
 from . import ModulePass, PassContext, function_bodies
 from .npu_convert_copies import into_padded_window_input
+from .npu_keep_in_sram import top_level
+from .npu_propagate_layout import static
 
 
 def operation(op) -> ir.Operation:
     """The ir.Operation of an op or of its OpView."""
     return op.operation if isinstance(op, ir.OpView) else op
-
-
-def static(op, name: str) -> list[int]:
-    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
 
 
 def fill_value(op, buffer: ir.Value) -> ir.Value | None:
@@ -57,10 +55,7 @@ def fill_value(op, buffer: ir.Value) -> ir.Value | None:
 
 def position(op, block: ir.Block, order: dict) -> int:
     """The index in `block` of `op` or of its ancestor there."""
-    op = operation(op)
-    while op.block != block:
-        op = operation(op.parent)
-    return order[op]
+    return order[operation(top_level(operation(op), block))]
 
 
 def halo(padded_shape: list[int], offsets: list[int], sizes: list[int]) -> list:
