@@ -121,8 +121,10 @@ def match(copy, block: ir.Block, order: dict) -> PaddedCopy | None:
         return None    # read after the copy: keep it simple, leave such a source alone
     first = min(position(user, block, order) for user in users)
     value = fill_value(fill, padded)
-    if isinstance(value, ir.OpResult) and position(value.owner, block, order) >= first \
-            if operation(value.owner).block == block else False:
+    # The halo fills move to the source's first use: the pad value must be there
+    # already (a block argument or a value from outside the block always is).
+    if isinstance(value, ir.OpResult) and operation(value.owner).block == block \
+            and order[operation(value.owner)] >= first:
         return None
     if order[fill] > at_copy:
         return None
