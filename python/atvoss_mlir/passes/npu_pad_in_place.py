@@ -161,9 +161,8 @@ class NpuPadInPlace(ModulePass):
     def run(self, module: ir.Operation, context: PassContext) -> None:
         with module.context:
             for block in function_bodies(module):
-                for copy in [op.operation for op in block.operations
-                             if op.operation.name == "memref.copy"]:
-                    order = {op.operation: i for i, op in enumerate(block.operations)}
+                order = {op.operation: i for i, op in enumerate(block.operations)}
+                for copy in [op for op in order if op.name == "memref.copy"]:
                     found = match(copy, block, order)
                     if found is None:
                         continue
@@ -174,6 +173,8 @@ class NpuPadInPlace(ModulePass):
                                  key=lambda op: position(op, block, order))
                     location = writer.location
                     saved = write_in_place(found, block, order)
+                    # Ops moved and erased: the order is taken again.
+                    order = {op.operation: i for i, op in enumerate(block.operations)}
                     context.diagnostics.remark(
                         location, f"'{writer.name}' writes the interior of the padded buffer "
                                   f"read after it: no copy into it (saves {saved} B of DRAM "

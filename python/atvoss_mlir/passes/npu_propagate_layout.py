@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import tensor
 
-from ..recipes.problem import indexing_maps
+from ..recipes.problem import indexing_maps, input_count
 from . import ModulePass, PassContext, ops_where
 from .npu_convert_layout import transposed
 
@@ -212,9 +212,8 @@ def reduction_source(op):
     maps = indexing_maps(op)
     if any(dims_of(m) is None for m in maps):
         return None
-    inputs = list(ir.DenseI32ArrayAttr(op.attributes[INPUTS_SEGMENT]))[0]
     rank = maps[0].n_dims
-    full_size = [i for i in range(inputs) if maps[i] == ir.AffineMap.get_identity(rank)]
+    full_size = [i for i in range(input_count(op)) if maps[i] == ir.AffineMap.get_identity(rank)]
     if len(full_size) != 1:
         return None
     found = transpose_source(op.operands[full_size[0]])
