@@ -193,9 +193,13 @@ def inject(text: str, kinds=KINDS) -> list[Fault]:
             if name == "dealloc" and operands:
                 freed[operands[0]] = i
         if "sram_offset" in kinds:
+            capacity = re.search(r"-max-sram-bytes=(\d+)", text)
+            capacity = int(capacity.group(1)) if capacity else 1 << 20
             for b, (line_b, value_b, offset_b, size_b) in enumerate(allocs):
+                # (A buffer moved past the capacity is a budget fault, not an overlap.)
                 live = [a for a in allocs[:b] if p.block[a[0]] == p.block[line_b]
-                        and freed.get(a[1], len(p.lines)) > line_b and a[2] != offset_b]
+                        and freed.get(a[1], len(p.lines)) > line_b and a[2] != offset_b
+                        and a[2] + size_b <= capacity]
                 if not live:
                     continue
                 line_a, _, offset_a, _ = live[-1]

@@ -36,7 +36,8 @@ PUNCTUATION = ["(", ")", "{", "}", "<", ">", "[", "]", ",", ":", "%", "^", "\"",
 PASSES = ["npu-decompose-linalg", "npu-convert-layout", "npu-propagate-layout",
           "npu-fuse-epilogue", "npu-fold-transposes", "npu-fuse-elementwise",
           "npu-select-conv-strategy",
-          "npu-readonly-inputs", "npu-pad-in-place", "npu-convert-copies", "npu-keep-in-sram",
+          "npu-readonly-inputs", "npu-pad-in-place", "npu-share-input-windows",
+          "npu-convert-copies", "npu-keep-in-sram",
           "npu-tile", "npu-promote-to-sram",
           "npu-prefetch-weights", "npu-allocate-sram", "npu-verify"]
 OPT_FLAGS = ([[]] + [[f"--{p}"] for p in PASSES] + [["--npu-pipeline"]]

@@ -89,26 +89,35 @@ def _mean(x, axes, count):
 @handles("LRN")
 def lrn(node):
     """x / (bias + alpha / size * (sum of x^2 over `size` channels))^beta. The
-    window sum adds `size` channel-shifted slices of the zero-padded squares,
-    and the power of the positive base is exp(beta * log(base)): every step
-    elementwise, so the vector unit runs it."""
+    window sum squares and adds `size` channel-shifted slices of the
+    zero-padded input, x being the middle slice: the squares are never a
+    tensor of their own, and every input is a slice of one buffer, which
+    npu-share-input-windows reads once per tile and x's producer writes
+    padded (npu-pad-in-place). A graph input has no producer to write it
+    padded: its squares are padded instead. The power of the positive base is
+    exp(beta * log(base)). Every step is elementwise: the vector unit runs it."""
     size = node.attr("size")
     alpha, beta, bias = node.attr("alpha", 1e-4), node.attr("beta", 0.75), node.attr("bias", 1.0)
     x = node.value(0)
     shape = b.shape_of(x)
     rank = len(shape)
-    squares = b.elementwise([x], lambda a: arith.mulf(a[0], a[0]))
     before = (size - 1) // 2
-    padded = b.pad(squares, [0, before] + [0] * (rank - 2),
+    squared = isinstance(x, ir.BlockArgument)
+    source = b.elementwise([x], lambda a: arith.mulf(a[0], a[0])) if squared else x
+    padded = b.pad(source, [0, before] + [0] * (rank - 2),
                    [0, size - 1 - before] + [0] * (rank - 2), 0.0)
     window = [b.extract_slice(padded, [0, k] + [0] * (rank - 2), shape) for k in range(size)]
 
+    def square(value):
+        return value if squared else arith.mulf(value, value)
+
     def total(a):
-        result = a[0]
+        result = square(a[0])
         for term in a[1:]:
-            result = arith.addf(result, term)
+            result = arith.addf(result, square(term))
         return result
     sums = b.elementwise(window, total)
+    x = x if squared else window[before]
 
     def body(a):
         scaled = arith.addf(b.const_like(bias, a[0]),

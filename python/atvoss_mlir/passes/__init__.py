@@ -28,6 +28,7 @@ _REGISTRY = {
     "npu-fuse-elementwise": "npu_fuse_elementwise:NpuFuseElementwise",
     "npu-convert-copies": "npu_convert_copies:NpuConvertCopies",
     "npu-pad-in-place": "npu_pad_in_place:NpuPadInPlace",
+    "npu-share-input-windows": "npu_share_input_windows:NpuShareInputWindows",
     "npu-normalize-contractions": "npu_normalize_contractions:NpuNormalizeContractions",
     "npu-decompose-linalg": "npu_decompose_linalg:NpuDecomposeLinalg",
     "npu-fuse-epilogue": "npu_fuse_epilogue:NpuFuseEpilogue",
@@ -48,6 +49,13 @@ def ops_where(root: ir.Operation, keep) -> list:
     found = []
     root.walk(lambda op: (found.append(op) if keep(op) else None) or ir.WalkResult.ADVANCE)
     return found
+
+
+def top_level(op, block: ir.Block):
+    """The ancestor of `op` in `block`."""
+    while op is not None and op.block != block:
+        op = op.parent
+    return op
 
 
 def function_bodies(module: ir.Operation) -> list:

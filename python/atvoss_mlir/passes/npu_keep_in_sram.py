@@ -28,14 +28,19 @@ import dataclasses
 from dataclasses import dataclass
 
 from mlir import ir
+from mlir.dialects import linalg
 
 from ..block_order import unchanged_blocks
 from ..diagnostics import location_label, source_position
 from ..dialects import npu
 from ..machine_model import type_bytes
 from ..recipes import tiling_problem
-from ..recipes.problem import RESIDENT_ATTR, RESIDENT_VIEWS, Unsupported, root_buffer
-from . import ModulePass, PassContext, function_bodies
+from ..recipes.problem import (RESIDENT_ATTR, RESIDENT_VIEWS, Tiled, Unsupported, Whole, Window,
+                               root_buffer, takes_strided_view)
+from . import ModulePass, PassContext, function_bodies, top_level
+from ..recipes.tile_ir import subview
+from .npu_pad_in_place import fill_value, halo
+from .npu_propagate_layout import static
 from .tile_cost import aligned
 from .tile_search import reads_resident_whole, search
 
@@ -47,13 +52,6 @@ def name_of(op) -> str:
         return f"'{label}'"
     position = source_position(op.location)
     return f"'{op.name}' at line {position.line}" if position else f"'{op.name}'"
-
-
-def top_level(op, block: ir.Block):
-    """The ancestor of `op` in `block`."""
-    while op is not None and op.block != block:
-        op = op.parent
-    return op
 
 
 def resident_budgets(block: ir.Block, capacity: int) -> dict:
@@ -72,12 +70,26 @@ def resident_budgets(block: ir.Block, capacity: int) -> dict:
 
 
 @dataclass
+class PaddedReaders:
+    """The zero- or pad-valued copy of a tensor that convs or pools read (a
+    bufferized tensor.pad they fold into their loads)."""
+    copy: ir.Operation        # memref.copy of the tensor into the interior
+    interior: ir.Operation    # memref.subview of the padded buffer
+    padded: ir.Operation      # the padded buffer's memref.alloc
+    fill: ir.Operation        # its fill with the pad value
+    value: ir.Value           # the pad value
+
+
+@dataclass
 class Candidate:
     alloc: ir.Operation
     size: int                 # bytes, aligned
     readers: list             # indices of the ops touching it
     saving: int = 0
     offset: int | None = None
+    # Kept in SRAM padded: its producer writes the interior, the readers of the
+    # padded copy read the padded buffer, with no copy into it.
+    padded: PaddedReaders | None = None
 
     @property
     def first(self) -> int:
@@ -117,6 +129,7 @@ class Plan:
         self.absorbed = absorbed
         self.index = {op: i for i, op in enumerate(self.ops)}
         self.kept: list[Candidate] = []
+        self.padded = set()     # the tensors of candidates kept padded
         self._cost = {}
 
     # -- the cost model --------------------------------------------------------------
@@ -126,8 +139,8 @@ class Plan:
         key = (i, resident, budget)
         if key not in self._cost:
             problem = self.problems[i]
-            operands = [dataclasses.replace(o, resident=True)
-                        if root_buffer(o.value) in resident else o for o in problem.operands]
+            operands = [self.kept_operand(o) if root_buffer(o.value) in resident else o
+                        for o in problem.operands]
             problem = dataclasses.replace(problem, operands=operands)
             target = dataclasses.replace(self.target, max_sram_bytes=budget)
             outcome = search(problem, target, self.target.pipeline_stages)
@@ -135,6 +148,15 @@ class Plan:
                 reads_resident_whole(problem, outcome.schedule.tiles)
             self._cost[key] = outcome.schedule.cycles if fits else None
         return self._cost[key]
+
+    def kept_operand(self, operand):
+        """The operand of a tensor kept in SRAM; a tensor kept padded is read
+        through no padding: its padded buffer is in SRAM."""
+        if operand.pad_value is None or root_buffer(operand.value) not in self.padded:
+            return dataclasses.replace(operand, resident=True)
+        region = tuple(dataclasses.replace(part, pad_low=0) if isinstance(part, Window) else part
+                       for part in operand.region)
+        return dataclasses.replace(operand, resident=True, pad_value=None, region=region)
 
     def resident_of(self, i: int, extra: Candidate | None = None) -> frozenset:
         kept = self.kept + ([extra] if extra is not None else [])
@@ -165,9 +187,66 @@ class Plan:
                 self.context.diagnostics.remark(
                     producer.location, f"'{producer.name}' output stays in DRAM: {other}")
                 continue
+            padded = self.padded_readers(op)
+            if padded is not None:
+                size = type_bytes(ir.MemRefType(padded.padded.results[0].type))
+                self.padded.add(op.results[0])
             bytes_ = aligned(size, self.target.sram_alignment)
-            found.append(Candidate(op, bytes_, sorted(problem_buffers[op.results[0]])))
+            found.append(Candidate(op, bytes_, sorted(problem_buffers[op.results[0]]),
+                                   padded=padded))
         return found
+
+    def padded_readers(self, alloc) -> PaddedReaders | None:
+        """The one padded copy of the buffer, when only ops of the plan read the
+        padded buffer and every other use of the buffer is an op taking a strided
+        view (no view of it: the buffer becomes the padded buffer's interior)."""
+        copies = [use.owner.operation for use in alloc.results[0].uses
+                  if use.owner.operation.name == "memref.copy"]
+        if len(copies) != 1 or copies[0] not in self.absorbed:
+            return None
+        copy = copies[0]
+        if any(use.owner.operation.name in RESIDENT_VIEWS or
+               not (use.owner.operation.name.startswith("linalg.") or use.owner.operation == copy)
+               for use in alloc.results[0].uses):
+            return None
+        # Its ops then take a strided view of the padded buffer: one that would
+        # compute on the tensor in place must take such a view too.
+        for use in alloc.results[0].uses:
+            if use.owner.operation not in self.index:
+                continue
+            problem = self.problems[self.index[use.owner.operation]]
+            if not takes_strided_view(problem) and any(
+                    root_buffer(o.value) == alloc.results[0]
+                    and all(isinstance(part, (Tiled, Whole)) for part in o.region)
+                    for o in problem.operands):
+                return None
+        target = copy.operands[1]
+        if not (isinstance(target, ir.OpResult) and target.owner.name == "memref.subview"
+                and len(target.owner.operands) == 1):
+            return None
+        interior = target.owner.operation
+        padded = interior.operands[0]
+        if not (isinstance(padded, ir.OpResult) and padded.owner.name == "memref.alloc"
+                and padded.owner.operation.block == self.block
+                and ir.MemRefType(padded.type).has_static_shape):
+            return None
+        if any(s != 1 for s in static(interior, "static_strides")) \
+                or len(list(interior.results[0].uses)) != 1:
+            return None
+        fills = [use.owner.operation for use in padded.uses
+                 if fill_value(use.owner, padded) is not None]
+        if len(fills) != 1 or fills[0] not in self.absorbed:
+            return None
+        for use in padded.uses:
+            user = use.owner.operation
+            if user not in (interior, fills[0]) and user not in self.index:
+                return None
+        value = fill_value(fills[0], padded)
+        # The halo is filled where the buffer is allocated: the value must be there.
+        if isinstance(value, ir.OpResult) and value.owner.operation.block == self.block \
+                and not value.owner.operation.is_before_in_block(alloc):
+            return None
+        return PaddedReaders(copy, interior, padded.owner.operation, fills[0], value)
 
     def other_use(self, alloc) -> str | None:
         """Why the buffer must stay in DRAM: a use, through views, by an op that
@@ -251,7 +330,8 @@ class Plan:
     def apply(self, candidate: Candidate) -> None:
         alloc = candidate.alloc
         old = alloc.results[0]
-        buffer_type = ir.MemRefType(old.type)
+        padded = candidate.padded
+        buffer_type = ir.MemRefType((padded.padded if padded else alloc).results[0].type)
         space = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), npu.SRAM_MEMORY_SPACE)
         with alloc.location, ir.InsertionPoint(alloc):
             new = npu.AllocOp(npu.sram_memref(list(buffer_type.shape),
@@ -259,7 +339,8 @@ class Plan:
             new.owner.attributes["offset"] = ir.IntegerAttr.get(
                 ir.IntegerType.get_signless(64), candidate.offset)
             new.owner.attributes[RESIDENT_ATTR] = ir.UnitAttr.get()
-        retype_uses(old, new, space)
+            tensor = self.pad_in_sram(padded, new, self.ops[candidate.first]) if padded else new
+        retype_uses(old, tensor, space)
         last = self.ops[candidate.last]
         with last.location, ir.InsertionPoint.after(last):
             npu.DeallocOp(new)
@@ -270,6 +351,32 @@ class Plan:
             f"({candidate.size} B at offset {candidate.offset}; saves {candidate.saving} "
             f"estimated cycles)")
         alloc.erase()
+
+    def pad_in_sram(self, padded: PaddedReaders, buffer: ir.Value, producer) -> ir.Value:
+        """Fill the halo of the SRAM buffer, let the readers of the padded copy
+        read it and drop the copy; the interior view, which the tensor's ops
+        then write and read in place of the tensor's buffer."""
+        offsets = static(padded.interior, "static_offsets")
+        sizes = static(padded.interior, "static_sizes")
+        shape = list(ir.MemRefType(buffer.type).shape)
+        with padded.fill.location:
+            for slab_offsets, slab_sizes in halo(shape, offsets, sizes):
+                linalg.fill(padded.value, outs=[subview(buffer, slab_offsets, slab_sizes)])
+        interior = subview(buffer, offsets, sizes)
+        padded.copy.erase()
+        padded.fill.erase()
+        padded.interior.erase()
+        padded.padded.results[0].replace_all_uses_with(buffer)
+        padded.padded.erase()
+        readers = ", ".join(name_of(user) for user in {
+            use.owner.operation: None for use in buffer.uses
+            if use.owner.operation.name.startswith("linalg.")
+            and use.owner.operation.name != "linalg.fill"})
+        self.context.diagnostics.remark(
+            producer.location, f"'{producer.name}' writes the interior of the "
+            f"{'x'.join(map(str, shape))} padded buffer {readers} read in SRAM: no "
+            f"copy into it")
+        return interior
 
 
 def retype_uses(old: ir.Value, new: ir.Value, space) -> None:

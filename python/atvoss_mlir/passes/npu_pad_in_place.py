@@ -27,9 +27,8 @@ from mlir.dialects import linalg
 
 from ..machine_model import type_bytes
 from ..recipes.tile_ir import subview
-from . import ModulePass, PassContext, function_bodies
+from . import ModulePass, PassContext, function_bodies, top_level
 from .npu_convert_copies import into_padded_window_input
-from .npu_keep_in_sram import top_level
 from .npu_propagate_layout import static
 
 

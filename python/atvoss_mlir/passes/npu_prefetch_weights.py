@@ -8,7 +8,9 @@ up, with its SRAM buffer's `npu.alloc` and the views it reads and writes, to
 just before a barrier that ends a compute, up to MAX_OPS_AHEAD ops back:
 the sequencer then issues it right after that compute, the transfer overlaps
 it and the ops after it (barriers at the end of ops wait for the compute
-engines only). It goes no further back
+engines only). A barrier still ends the compute when the other loads of the
+same op (a conv's weights, before its bias) moved up before it, on other
+channels: the op's loads are issued together. It goes no further back
 than an op touching its buffer or a DMA on its channel (a channel runs its DMAs
 in order: that one would wait for it), and stays when no compute ends before it.
 
@@ -23,9 +25,8 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from . import ModulePass, PassContext, function_bodies
+from . import ModulePass, PassContext, function_bodies, top_level
 from .npu_allocate_sram import FirstFit, place_buffers
-from .npu_keep_in_sram import top_level
 from .npu_verify_common import COMPUTE_OPS, VIEW_OPS
 from .npu_verify_tokens import root_buffer
 
@@ -47,14 +48,20 @@ def defining_views(value: ir.Value, block: ir.Block) -> list:
     return chain[::-1]
 
 
-def ends_compute(ops: list, index: int) -> bool:
-    """Whether ops[index] is a barrier right after a compute op or a tile loop."""
-    op = ops[index]
-    if op.name != "npu.barrier" or index == 0:
+def ends_compute(ops: list, index: int, load) -> bool:
+    """Whether ops[index] is a barrier after a compute op or a tile loop, with
+    only allocations, constants, views and the other loads of the same op (on
+    other channels) in between."""
+    if ops[index].name != "npu.barrier":
         return False
-    before = ops[index - 1]
-    return (before.name in COMPUTE_OPS and before.name != "npu.fill") or \
-        before.name in ("scf.for", "scf.if")
+    for before in reversed(ops[:index]):
+        if before.name in ("npu.alloc", "memref.get_global") or before.name in VIEW_OPS or (
+                before.name == "npu.dma_load" and before.location == load.location
+                and before.attributes["channel"] != load.attributes["channel"]):
+            continue
+        return (before.name in COMPUTE_OPS and before.name != "npu.fill") or \
+            before.name in ("scf.for", "scf.if")
+    return False
 
 
 @dataclass
@@ -101,7 +108,7 @@ def plan_move(ops: list, position: dict, load) -> Move | None:
             break
         if op.name in ("npu.dma_load", "npu.dma_store") and op.attributes["channel"] == channel:
             break   # a channel runs its DMAs in order: this one would wait for the load
-        if ends_compute(ops, index):
+        if ends_compute(ops, index, load):
             if not all(ops[i] in moving for i in range(index + 1, start)):
                 best = index
             passed += 1

@@ -12,7 +12,7 @@ from mlir import ir
 
 from ..dialects import npu
 from ..recipes.loops import Iteration
-from ..recipes.problem import OperandTile, Strided, Tiled, TilingProblem, Whole, in_place
+from ..recipes.problem import OperandTile, Strided, Tiled, TilingProblem, Whole, Window, in_place
 from ..recipes.tile_ir import (add, compare, div, index, maximum, minimum, mixed, mul, rem,
                                select_buffer, sub, subview)
 from .npu_tile import Schedule, reuse_period, trip_counts
@@ -129,7 +129,7 @@ class TileSpace:
         """An elementwise input kept at the output's rank with unit dims (a
         transposed one keeps its own layout)."""
         return self.recipe.broadcast_inputs(self.problem) and not operand.is_output \
-            and not operand.permuted()
+            and not operand.permuted() and operand.shift is None
 
     def at_output_rank(self, operand: OperandTile, buffer, offsets, sizes) -> ir.Value:
         """The operand-rank view of a broadcast input's output-rank buffer."""
@@ -196,6 +196,18 @@ class TileSpace:
 
     def compute_view(self, role: str, t, index: TileIndex) -> ir.Value:
         """The SRAM view of an operand's tile, at the size this iteration computes."""
+        operand = self.staged[role].operand
+        if operand.shift is not None:
+            # One of the inputs sharing a window tile: its view at its shift.
+            window = self.window_view(operand.window_owner or role, t, index)
+            return subview(window, [operand.shift if isinstance(part, Window) else 0
+                                    for part in self.staged[operand.window_owner or role]
+                                    .operand.region],
+                           [index.sizes[d] for d in range(len(operand.region))])
+        return self.window_view(role, t, index)
+
+    def window_view(self, role: str, t, index: TileIndex) -> ir.Value:
+        """The SRAM view of an operand's tile (a window: all of it)."""
         operand = self.staged[role].operand
         if self.in_place(operand):
             if all(self.trips[d] == 1 for d in operand.loop_dims()):

@@ -221,19 +221,25 @@ class TileProgram(TileSpace):
             linalg.copy(out, outs=[accumulator])   # the loaded output, widened
         # Inputs by their view; the output (the last operand) by position, since
         # an op computed in place has an input that is its output's view.
-        tile_of = {}
+        # (Inputs sharing a window tile may read one view: by their position.)
+        tile_of, shifted = {}, {}
         for operand, view in zip(problem.operands, self.operand_views()):
-            if view is not None and view not in tile_of and not operand.is_output:
+            if operand.shift is not None:
+                shifted[int(operand.role[2:])] = self.compute_view(operand.role, t, index)
+            elif view is not None and view not in tile_of and not operand.is_output:
                 tile_of[view] = self.compute_view(operand.role, t, index)
         if self.accumulators:
             compute = self.recipe.build_on_tiles(
-                self.op, [tile_of.get(v, v) for v in list(self.op.operands)[:-1]], accumulator)
+                self.op, [shifted.get(n, tile_of.get(v, v))
+                          for n, v in enumerate(list(self.op.operands)[:-1])], accumulator)
         else:
             compute = self.op.clone()
             output_number = len(compute.operands) - 1
             for number, operand in enumerate(compute.operands):
                 if number == output_number:
                     compute.operands[number] = accumulator
+                elif number in shifted:
+                    compute.operands[number] = shifted[number]
                 elif operand in tile_of:
                     compute.operands[number] = tile_of[operand]
         if last is False and ACTIVATION_ATTR in compute.attributes:
@@ -290,9 +296,14 @@ class TileProgram(TileSpace):
         if REQUANTIZE in self.problem.details:
             # The int8 buffer of the folded requantisation is allocated after
             # the op: the tile program stores into it, so it comes first.
-            allocation = self.problem.output.value.owner
-            if not list(allocation.operands):
-                allocation.move_before(root.operation if hasattr(root, "operation") else root)
+            # (The interior of a padded buffer in SRAM: the buffer and its view.)
+            chain, value = [], self.problem.output.value
+            while value.owner.name == "memref.subview" and len(value.owner.operands) == 1:
+                chain.append(value.owner)
+                value = value.owner.operands[0]
+            if not list(value.owner.operands):
+                for allocation in [value.owner] + chain[::-1]:
+                    allocation.move_before(root.operation if hasattr(root, "operation") else root)
         with ir.InsertionPoint(root):
             self.allocate()
             self.fill_padding_once()

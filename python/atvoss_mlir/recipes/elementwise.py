@@ -15,7 +15,7 @@ from mlir import ir
 
 from ..dialects import npu
 from .problem import (INIT_ATTR, VECTOR_TYPES, LoopDim, OperandTile, Recipe, Tiled, TilingProblem,
-                      Unsupported, Whole, element_bytes, indexing_maps, ins_outs, is_reduction,
+                      Unsupported, Whole, Window, element_bytes, indexing_maps, ins_outs, is_reduction,
                       static_shape, type_name, vector_cycles, vector_kind_cycles)
 from .sram_ops import full_rank_view, in_sram, scratch, sram_buffer, view_sizes
 from .tile_ir import subview
@@ -75,6 +75,67 @@ def is_broadcast(affine_map: ir.AffineMap) -> bool:
         and permutation_of(affine_map) is None
 
 
+def static_slice(value: ir.Value):
+    """(source, offsets, sizes) of a static unit-stride memref.subview that keeps
+    the rank, else None."""
+    if not (isinstance(value, ir.OpResult) and value.owner.name == "memref.subview"
+            and len(value.owner.operands) == 1):
+        return None
+    view = value.owner
+
+    def ints(name):
+        return list(ir.DenseI64ArrayAttr(view.attributes[name]))
+    offsets, sizes = ints("static_offsets"), ints("static_sizes")
+    if any(o == ir.ShapedType.get_dynamic_stride_or_offset() for o in offsets) \
+            or any(s != 1 for s in ints("static_strides")) \
+            or len(sizes) != ir.MemRefType(value.type).rank:
+        return None
+    return view.operands[0], offsets, sizes
+
+
+def shift_of(affine_map: ir.AffineMap):
+    """(dim, k) when the map is the identity but for one result `d + k`, k > 0."""
+    found = None
+    for position, expr in enumerate(affine_map.results):
+        if isinstance(expr, ir.AffineDimExpr) and expr.position == position:
+            continue
+        if found is None and isinstance(expr, ir.AffineAddExpr) \
+                and isinstance(expr.lhs, ir.AffineDimExpr) and expr.lhs.position == position \
+                and isinstance(expr.rhs, ir.AffineConstantExpr) and expr.rhs.value > 0:
+            found = (position, expr.rhs.value)
+            continue
+        return None
+    return found if len(affine_map.results) == affine_map.n_dims else None
+
+
+def shared_windows(inputs, maps) -> dict:
+    """input number -> (owner, dim, shift, kernel, window): the inputs reading one
+    view at shifts along a loop dim (npu-share-input-windows), with the
+    identity-indexed input viewing that view's first slice. The first of them
+    (the owner) loads the window; the others compute on views of its tile."""
+    shifted = {}
+    for number, (value, affine_map) in enumerate(zip(inputs, maps)):
+        if shift_of(affine_map) is not None:
+            shifted.setdefault(value, []).append((number, *shift_of(affine_map)))
+    found = {}
+    for window, members in shifted.items():
+        if len({dim for _, dim, _ in members}) != 1:
+            raise Unsupported("an input read at shifts along several dims")
+        dim = members[0][1]
+        group = [(number, shift) for number, _, shift in members]
+        union = static_slice(window)
+        for number, (value, affine_map) in enumerate(zip(inputs, maps)):
+            first = static_slice(value)
+            if affine_map == ir.AffineMap.get_identity(affine_map.n_dims) and union \
+                    and first and first[0] == union[0] and first[1] == union[1]:
+                group.insert(0, (number, 0))
+                break
+        kernel = max(shift for _, shift in group) + 1
+        for number, shift in group:
+            found[number] = (group[0][0], dim, shift, kernel, window)
+    return found
+
+
 def step_cycles(steps, elements: int, target) -> int:
     """The vector-unit cycles of a chain of steps on tiles of `elements`."""
     return sum(vector_cycles(elements, target, step.passes) if hasattr(step, "passes") else
@@ -113,6 +174,7 @@ def elementwise_problem(op, target) -> TilingProblem:
     # A quantisation step checked its own types (vector_body.quantization_step).
     converts = converts or isinstance(steps[0], (QuantizeStep, QuantizedAddStep))
     conditions = {s.condition.value for s in steps if isinstance(s, SelectStep)}
+    windows = shared_windows(inputs, maps) if op.name == "linalg.generic" else {}
     operands = []
     for i, (value, affine_map) in enumerate(zip(inputs, maps)):
         if not isinstance(value.type, ir.MemRefType):
@@ -123,6 +185,9 @@ def elementwise_problem(op, target) -> TilingProblem:
             raise Unsupported("inputs and output of different element types")
         if compares and expected not in VECTOR_TYPES:
             raise Unsupported(f"a comparison of {expected} on the vector unit")
+        if i in windows:
+            operands.append(window_operand(i, windows[i], rank))
+            continue
         region = broadcast_region(affine_map, shape_in)
         if region is None and permutation_of(affine_map) is not None:
             region = tuple(Tiled(d) for d in permutation_of(affine_map))
@@ -132,7 +197,7 @@ def elementwise_problem(op, target) -> TilingProblem:
         operands.append(OperandTile(f"in{i}", value, region))
     operands.append(OperandTile("output", out, tuple(Tiled(d) for d in out_loops),
                                 is_output=True))
-    check_broadcasts(steps, {i for i, m in enumerate(maps) if is_broadcast(m)})
+    check_broadcasts(steps, {i for i, m in enumerate(maps) if is_broadcast(m) and i not in windows})
     n_steps = max(1, len(steps))
     constants = step_constants(steps)
     dims = elementwise_dims(shape)
@@ -148,6 +213,19 @@ def elementwise_problem(op, target) -> TilingProblem:
                          lambda t: step_cycles(steps, math.prod(t), target)
                          + transposed * vector_cycles(math.prod(t), target),
                          temporaries, {"steps": steps})
+
+
+def window_operand(number: int, shared, rank: int) -> OperandTile:
+    """Input `number` of a shared window: the owner's tile is the window (of the
+    whole view, along its dim), the others are views of it."""
+    owner, dim, shift, kernel, window = shared
+    if number != owner:
+        return OperandTile(f"in{number}", window, tuple(Tiled(d) for d in range(rank)),
+                           shift=shift, window_owner=f"in{owner}")
+    size = ir.MemRefType(window.type).shape[dim]
+    region = tuple(Window(d, 1, 1, kernel, 0, size) if d == dim else Tiled(d)
+                   for d in range(rank))
+    return OperandTile(f"in{number}", window, region, shift=shift)
 
 
 def check_broadcasts(steps, broadcast_inputs: set[int]) -> None:
@@ -209,6 +287,17 @@ class ElementwiseRecipe(Recipe):
 
     def broadcast_inputs(self, problem) -> bool:
         return True
+
+    def on_sram_tiles(self, compute, problem) -> None:
+        """Inputs of a shared window compute on views of its tile at their shift:
+        on SRAM tiles they are indexed by the identity."""
+        if not any(operand.shift for operand in problem.operands):
+            return
+        maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(compute.attributes["indexing_maps"])]
+        maps = [ir.AffineMap.get_identity(m.n_dims) if shift_of(m) is not None else m
+                for m in maps]
+        compute.attributes["indexing_maps"] = ir.ArrayAttr.get(
+            [ir.AffineMapAttr.get(m) for m in maps])
 
     def rewrite(self, op, rewriter):
         """A chain of npu.elementwise / npu.activation, each step but the last

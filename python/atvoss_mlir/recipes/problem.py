@@ -95,6 +95,11 @@ class OperandTile:
     # A tensor kept in SRAM (npu-keep-in-sram): its tile is never moved by DMA,
     # and its loop dims are never tiled (the op reads or writes it whole).
     resident: bool | None = None
+    # Inputs sharing one window tile (npu-share-input-windows): this input's
+    # shift in it, and the input whose SRAM tile holds the window (None for
+    # that input itself, whose region is the window).
+    shift: int | None = None
+    window_owner: str | None = None
 
     def __post_init__(self):
         if self.resident is None:
@@ -160,10 +165,11 @@ class TilingProblem:
         return next(o for o in self.operands if o.role == role)
 
     def loads(self, operand: OperandTile) -> bool:
-        """Whether the operand's tiles come from DRAM: inputs, and the output of
-        a matrix op or reduction that accumulates onto its initial contents."""
+        """Whether the operand's tiles come from DRAM: inputs (but those read
+        from another input's window tile), and the output of a matrix op or
+        reduction that accumulates onto its initial contents."""
         if not operand.is_output:
-            return True
+            return operand.window_owner is None
         return self.recipe.accumulates and not self.starts_output
 
     @property
@@ -173,14 +179,50 @@ class TilingProblem:
         return self.init_value is not None or any(o.role == "bias" for o in self.operands)
 
 
+# Recipes whose npu ops take a strided view of a resident buffer as it is (a
+# GEMM-form conv views the buffer under it as a matrix, so it does not).
+STRIDED_IN_PLACE = ("conv2d", "depthwise_conv2d", "pool2d", "fill", "elementwise", "transpose")
+
+
+def views_buffer_as_matrix(problem: TilingProblem) -> bool:
+    attribute = optional_attr(problem.op, STRATEGY_ATTR)
+    return problem.recipe.name == "conv2d" and attribute is not None \
+        and ir.StringAttr(attribute).value != "direct"
+
+
+def takes_strided_view(problem: TilingProblem) -> bool:
+    """Whether the op's npu op computes on a strided view of a resident buffer."""
+    return problem.recipe.name in STRIDED_IN_PLACE and not views_buffer_as_matrix(problem)
+
+
+def rows_of_contiguous_elements(value: ir.Value) -> bool:
+    """A view whose innermost dim is contiguous (the interior of a padded
+    buffer, a channel slice of a concatenation), with static strides."""
+    strides, _ = ir.MemRefType(value.type).get_strides_and_offset()
+    return bool(strides) and strides[-1] == 1 and all(s >= 0 for s in strides)
+
+
 def in_place(problem: TilingProblem, operand: OperandTile) -> bool:
-    """Whether the op computes on a resident operand's SRAM buffer itself: an
-    identity-layout tensor read or written whole, at the shape its SRAM tile
-    would have. Other resident operands (a padded or strided window, a broadcast
-    input, a slice of a concatenation) are copied to or from an SRAM tile on the
-    vector unit instead of by DMA."""
-    if not operand.resident or not operand.identity_layout() \
-            or not all(isinstance(part, (Tiled, Whole)) for part in operand.region):
+    """Whether the op computes on a resident operand's SRAM buffer itself: a
+    tensor read or written whole, at the shape its SRAM tile would have, or a
+    window of an unpadded one (a conv's input padded in SRAM by its producer).
+    Strided views of a resident buffer qualify for the ops that take them. Other
+    resident operands (a padded window of the source, a strided input, a
+    broadcast input, a transposed view) are copied to or from an SRAM tile on
+    the vector unit instead of by DMA."""
+    if operand.window_owner is not None:
+        return True    # a view of another input's window tile
+    if not operand.resident:
+        return False
+    windows = [part for part in operand.region if isinstance(part, Window)]
+    if windows and (operand.pad_value is not None or any(w.pad_low for w in windows)
+                    or views_buffer_as_matrix(problem) or not operand.identity_layout()):
+        return False
+    if not all(isinstance(part, (Tiled, Whole, Window)) for part in operand.region):
+        return False
+    if not operand.identity_layout() and not (
+            takes_strided_view(problem) and not operand.permuted()
+            and rows_of_contiguous_elements(operand.value)):
         return False
     if operand.is_output or not problem.recipe.broadcast_inputs(problem):
         return True

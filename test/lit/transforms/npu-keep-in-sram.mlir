@@ -55,3 +55,70 @@ func.func @add$through_a_reshape(%a: memref<32x64xf32>, %out: memref<32x2x32xf32
   linalg.copy ins(%e : memref<32x2x32xf32>) outs(%out : memref<32x2x32xf32>)
   return
 }
+
+// -----
+
+// A tensor only a 3x3 conv reads through its zero-padded copy is kept in SRAM
+// padded: the producer writes the interior of the padded buffer, the halo is
+// filled once where it is allocated, and the conv reads the padded buffer
+// itself. The padded copy, its fill and the DRAM buffer are gone.
+
+// CHECK-LABEL: func.func @conv$padded_for_conv
+// CHECK:         %[[P:.*]] = "npu.alloc"() {npu.resident, offset = {{[0-9]+}} : i64} : () -> memref<1x10x10x16xf32, 1>
+// CHECK:         %[[TOP:.*]] = memref.subview %[[P]][0, 0, 0, 0] [1, 1, 10, 16]
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[TOP]]
+// CHECK:         memref.subview %[[P]][0, 9, 0, 0] [1, 1, 10, 16]
+// CHECK:         memref.subview %[[P]][0, 0, 0, 0] [1, 10, 1, 16]
+// CHECK:         memref.subview %[[P]][0, 0, 9, 0] [1, 10, 1, 16]
+// CHECK:         %[[IN:.*]] = memref.subview %[[P]][0, 1, 1, 0] [1, 8, 8, 16] [1, 1, 1, 1] : memref<1x10x10x16xf32, 1> to memref<1x8x8x16xf32, strided<[1600, 160, 16, 1], offset: 176>, 1>
+// CHECK:         linalg.conv_2d_nhwc_hwcf {{.*}} outs(%[[IN]] :
+// CHECK-NOT:     memref.copy
+// CHECK-NOT:     memref.alloc
+// CHECK:         linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[P]], %{{.*}} : memref<1x10x10x16xf32, 1>, memref<3x3x16x16xf32>)
+// CHECK:         "npu.dealloc"(%[[P]])
+func.func @conv$padded_for_conv(%x: memref<1x8x8x16xf32>, %w1: memref<1x1x16x16xf32>, %w2: memref<3x3x16x16xf32>, %out: memref<1x8x8x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<1x8x8x16xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<1x8x8x16xf32>)
+  // expected-remark @below {{'linalg.conv_2d_nhwc_hwcf' writes the interior of the 1x10x10x16 padded buffer 'linalg.conv_2d_nhwc_hwcf' at line}}
+  // expected-remark @below {{kept 'linalg.conv_2d_nhwc_hwcf' output in SRAM for 'linalg.conv_2d_nhwc_hwcf' at line}}
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w1 : memref<1x8x8x16xf32>, memref<1x1x16x16xf32>) outs(%t : memref<1x8x8x16xf32>)
+  %p = memref.alloc() : memref<1x10x10x16xf32>
+  linalg.fill ins(%zero : f32) outs(%p : memref<1x10x10x16xf32>)
+  %interior = memref.subview %p[0, 1, 1, 0] [1, 8, 8, 16] [1, 1, 1, 1] : memref<1x10x10x16xf32> to memref<1x8x8x16xf32, strided<[1600, 160, 16, 1], offset: 176>>
+  memref.copy %t, %interior : memref<1x8x8x16xf32> to memref<1x8x8x16xf32, strided<[1600, 160, 16, 1], offset: 176>>
+  linalg.fill ins(%zero : f32) outs(%out : memref<1x8x8x16xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%p, %w2 : memref<1x10x10x16xf32>, memref<3x3x16x16xf32>) outs(%out : memref<1x8x8x16xf32>)
+  return
+}
+
+// -----
+
+// Refused padding: the tensor is also read through a view (a reshape of a
+// strided interior is not a view), so it is kept whole and the conv copies it
+// into its padded SRAM tile.
+
+// CHECK-LABEL: func.func @conv$padded_and_reshaped
+// CHECK:         %[[T:.*]] = "npu.alloc"() {npu.resident, offset = {{[0-9]+}} : i64} : () -> memref<1x8x8x16xf32, 1>
+// CHECK:         memref.copy %[[T]]
+// CHECK:         memref.collapse_shape %[[T]]
+func.func @conv$padded_and_reshaped(%x: memref<1x8x8x16xf32>, %w1: memref<1x1x16x16xf32>, %w2: memref<3x3x16x16xf32>, %out: memref<1x8x8x16xf32>, %flat: memref<64x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<1x8x8x16xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<1x8x8x16xf32>)
+  // expected-remark @below {{kept 'linalg.conv_2d_nhwc_hwcf' output in SRAM}}
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w1 : memref<1x8x8x16xf32>, memref<1x1x16x16xf32>) outs(%t : memref<1x8x8x16xf32>)
+  %p = memref.alloc() : memref<1x10x10x16xf32>
+  linalg.fill ins(%zero : f32) outs(%p : memref<1x10x10x16xf32>)
+  %interior = memref.subview %p[0, 1, 1, 0] [1, 8, 8, 16] [1, 1, 1, 1] : memref<1x10x10x16xf32> to memref<1x8x8x16xf32, strided<[1600, 160, 16, 1], offset: 176>>
+  memref.copy %t, %interior : memref<1x8x8x16xf32> to memref<1x8x8x16xf32, strided<[1600, 160, 16, 1], offset: 176>>
+  linalg.fill ins(%zero : f32) outs(%out : memref<1x8x8x16xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%p, %w2 : memref<1x10x10x16xf32>, memref<3x3x16x16xf32>) outs(%out : memref<1x8x8x16xf32>)
+  %c = memref.collapse_shape %t [[0, 1, 2], [3]] : memref<1x8x8x16xf32> into memref<64x16xf32>
+  linalg.copy ins(%c : memref<64x16xf32>) outs(%flat : memref<64x16xf32>)
+  return
+}

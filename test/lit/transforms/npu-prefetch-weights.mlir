@@ -158,3 +158,84 @@ func.func @result_alloc$passed(%x: memref<32x32xf32>) -> memref<32x32xf32> {
   "npu.dealloc"(%r) : (memref<32x32xf32, 1>) -> ()
   return %z : memref<32x32xf32>
 }
+
+// -----
+
+// An op's weights and bias (one load per channel, both at the op's location)
+// are issued together: the weights moved up before the barrier ending the
+// relu's compute, and the bias follows them there, on the other channel.
+
+memref.global "private" constant @weights : memref<16x16xf32> = dense<1.0>
+memref.global "private" constant @bias : memref<16xf32> = dense<1.0>
+
+// CHECK-LABEL: func.func @weights_and_bias$together
+// CHECK:         "npu.activation"
+// CHECK:         "npu.dma_load"(%{{.*}}, %{{.*}}) {channel = 0 : i64}
+// CHECK:         "npu.dma_load"(%{{.*}}, %{{.*}}) {channel = 1 : i64}
+// CHECK-NEXT:    "npu.barrier"() {engines = "compute"}
+// CHECK:         "npu.matmul"
+func.func @weights_and_bias$together(%x: memref<16x16xf32>, %z: memref<16x16xf32>) {
+  %a = "npu.alloc"() : () -> memref<16x16xf32, 1>
+  %t0 = "npu.dma_load"(%x, %a) {channel = 0 : i64} : (memref<16x16xf32>, memref<16x16xf32, 1>) -> !npu.token
+  "npu.wait"(%t0) : (!npu.token) -> ()
+  %r = "npu.alloc"() : () -> memref<16x16xf32, 1>
+  "npu.activation"(%a, %r) {kind = "relu"} : (memref<16x16xf32, 1>, memref<16x16xf32, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  "npu.dealloc"(%a) : (memref<16x16xf32, 1>) -> ()
+  %g = memref.get_global @weights : memref<16x16xf32>
+  %w = "npu.alloc"() : () -> memref<16x16xf32, 1>
+  %t1 = "npu.dma_load"(%g, %w) {channel = 0 : i64} : (memref<16x16xf32>, memref<16x16xf32, 1>) -> !npu.token loc("matmul")
+  "npu.wait"(%t1) : (!npu.token) -> ()
+  %h = memref.get_global @bias : memref<16xf32>
+  %b = "npu.alloc"() : () -> memref<16xf32, 1>
+  %t2 = "npu.dma_load"(%h, %b) {channel = 1 : i64} : (memref<16xf32>, memref<16xf32, 1>) -> !npu.token loc("matmul")
+  "npu.wait"(%t2) : (!npu.token) -> ()
+  %o = "npu.alloc"() : () -> memref<16x16xf32, 1>
+  "npu.matmul"(%r, %w, %o, %b) {accumulate = false, activation = "none"} : (memref<16x16xf32, 1>, memref<16x16xf32, 1>, memref<16x16xf32, 1>, memref<16xf32, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  %t4 = "npu.dma_store"(%o, %z) {channel = 0 : i64} : (memref<16x16xf32, 1>, memref<16x16xf32>) -> !npu.token
+  "npu.wait"(%t4) : (!npu.token) -> ()
+  "npu.dealloc"(%o) : (memref<16x16xf32, 1>) -> ()
+  "npu.dealloc"(%b) : (memref<16xf32, 1>) -> ()
+  "npu.dealloc"(%w) : (memref<16x16xf32, 1>) -> ()
+  "npu.dealloc"(%r) : (memref<16x16xf32, 1>) -> ()
+  return
+}
+
+// -----
+
+// Another op's load before the barrier is not passed over: the bias of the
+// second matmul stays after the barrier ending the first one, behind which
+// the first op's store waits on channel 1.
+
+memref.global "private" constant @bias : memref<16xf32> = dense<1.0>
+
+// CHECK-LABEL: func.func @other_op_load$stays
+// CHECK:         "npu.barrier"() {engines = "compute"}
+// CHECK:         %[[B:.*]] = "npu.alloc"() : () -> memref<16xf32, 1>
+// CHECK-NEXT:    "npu.dma_load"(%{{.*}}, %[[B]]) {channel = 1 : i64}
+func.func @other_op_load$stays(%x: memref<16x16xf32>, %y: memref<16x16xf32>, %z: memref<16x16xf32>) {
+  %a = "npu.alloc"() : () -> memref<16x16xf32, 1>
+  %t0 = "npu.dma_load"(%x, %a) {channel = 0 : i64} : (memref<16x16xf32>, memref<16x16xf32, 1>) -> !npu.token
+  "npu.wait"(%t0) : (!npu.token) -> ()
+  %r = "npu.alloc"() : () -> memref<16x16xf32, 1>
+  "npu.activation"(%a, %r) {kind = "relu"} : (memref<16x16xf32, 1>, memref<16x16xf32, 1>) -> ()
+  %c = "npu.alloc"() : () -> memref<16x16xf32, 1>
+  %t1 = "npu.dma_load"(%y, %c) {channel = 0 : i64} : (memref<16x16xf32>, memref<16x16xf32, 1>) -> !npu.token loc("other")
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  "npu.dealloc"(%a) : (memref<16x16xf32, 1>) -> ()
+  %h = memref.get_global @bias : memref<16xf32>
+  %b = "npu.alloc"() : () -> memref<16xf32, 1>
+  %t2 = "npu.dma_load"(%h, %b) {channel = 1 : i64} : (memref<16xf32>, memref<16xf32, 1>) -> !npu.token loc("matmul")
+  "npu.wait"(%t1, %t2) : (!npu.token, !npu.token) -> ()
+  %o = "npu.alloc"() : () -> memref<16x16xf32, 1>
+  "npu.matmul"(%r, %c, %o, %b) {accumulate = false, activation = "none"} : (memref<16x16xf32, 1>, memref<16x16xf32, 1>, memref<16x16xf32, 1>, memref<16xf32, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  %t4 = "npu.dma_store"(%o, %z) {channel = 0 : i64} : (memref<16x16xf32, 1>, memref<16x16xf32>) -> !npu.token
+  "npu.wait"(%t4) : (!npu.token) -> ()
+  "npu.dealloc"(%o) : (memref<16x16xf32, 1>) -> ()
+  "npu.dealloc"(%b) : (memref<16xf32, 1>) -> ()
+  "npu.dealloc"(%c) : (memref<16x16xf32, 1>) -> ()
+  "npu.dealloc"(%r) : (memref<16x16xf32, 1>) -> ()
+  return
+}

@@ -1,0 +1,80 @@
+"""Windows read once and padding kept in SRAM, end to end against onnxruntime.
+
+LRN's sum over a window of channels reads one tile of the zero-padded input
+per tile of the output (npu-share-input-windows), each slice a view of it at
+its shift; a tensor a padded conv or pool reads stays in SRAM padded, its
+producer writing the interior (npu-keep-in-sram). A slice taken at the wrong
+shift changes the result by a few ULPs of the window sum, which the usual
+fp32 tolerance (1e-4) would let through: these tests hold it ten times closer."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper
+
+from e2e_testing import EXAMPLES, compile_and_check
+from onnx_testing import model, randn
+
+TIGHT = {"rtol": 2e-6, "atol": 4e-6}
+
+
+def lrn_net(channels: int = 32, size: int = 12, on_input: bool = False) -> onnx.ModelProto:
+    """conv, relu, LRN over 5 channels, conv; or LRN on the graph input itself."""
+    rng = np.random.default_rng(11)
+    lrn = helper.make_node("LRN", ["x" if on_input else "r"], ["n"], size=5, alpha=0.05,
+                           beta=0.75, bias=1.0)
+    nodes = [lrn] if on_input else [helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1] * 4),
+                                    helper.make_node("Relu", ["c"], ["r"]), lrn]
+    weights = {"w2": (rng.standard_normal((8, channels, 1, 1)) * 0.3).astype(np.float32)}
+    if not on_input:
+        weights["w1"] = (rng.standard_normal((channels, 4, 3, 3)) * 0.3).astype(np.float32)
+    return model(nodes + [helper.make_node("Conv", ["n", "w2"], ["y"])],
+                 {"x": [1, channels if on_input else 4, size, size]},
+                 {"y": [1, 8, size, size]}, weights)
+
+
+@pytest.mark.parametrize("target", ["npu -fusion=0", "npu -fusion=2",
+                                    "npu -fusion=2 -layout-pref=NCHW",
+                                    "npu -max-sram-bytes=16384"])
+@pytest.mark.parametrize("on_input", [False, True])
+def test_lrn_window_read_once_is_exact(target, on_input):
+    onnx_model = lrn_net(on_input=on_input)
+    channels = 32 if on_input else 4
+    compiled, _ = compile_and_check(onnx_model, {"x": randn(1, channels, 12, 12, seed=3) * 2},
+                                    target, **TIGHT)
+    assert any("inputs slicing one buffer at shifts along dim" in remark.message
+               for remark in compiled.remarks)
+
+
+def test_lrn_squares_are_no_tensor_of_their_own():
+    """Past a conv, LRN's sum squares the slices of the padded conv output,
+    which the conv writes padded: with tensors too large for the SRAM, the
+    program writes the input in NHWC, the padded conv output, the LRN's result
+    and the model's result, and no tensor of squares (852,992 B more)."""
+    channels, size = 64, 56
+    onnx_model = lrn_net(channels=channels, size=size)
+    compiled, _ = compile_and_check(onnx_model, {"x": randn(1, 4, size, size, seed=4)},
+                                    "npu -fusion=2", **TIGHT)
+    nhwc_input, padded = 4 * size * size * 4, (channels + 4) * size * size * 4
+    lrn, result = channels * size * size * 4, 8 * size * size * 4
+    assert compiled.report["dram_write_bytes"] == nhwc_input + padded + lrn + result
+
+
+def test_padded_conv_inputs_stay_in_sram_padded():
+    """small_cnn: the tensors its padded convs and max pool read are kept in SRAM
+    with their padding; the producer writes the interior (the remark names the
+    readers) and the result matches onnxruntime."""
+    small_cnn = onnx.load(os.path.join(EXAMPLES, "small_cnn.onnx"))
+    compiled, _ = compile_and_check(small_cnn, {"input": randn(1, 3, 32, 32, seed=12)},
+                                    None, rtol=1e-4, atol=1e-5)
+    padded = [remark.message for remark in compiled.remarks
+              if "writes the interior of the" in remark.message and "read in SRAM" in remark.message]
+    assert len(padded) >= 4, padded
+    program = str(compiled.module)
+    # No vector copy of a whole tensor into a padded staging buffer is left
+    # before block1's convs: they read the padded buffers themselves.
+    assert program.count('"npu.activation"') < 8
