@@ -34,8 +34,9 @@ from mlir.dialects import tensor
 from . import ModulePass, PassContext, erase_if_unused, left_to_buffer_plan, tensor_bytes
 from ..recipes import linalg_ops
 from ..recipes.absorbed import residual_start
+from ..frontend.builders import concat, empty, extract_slice
 from ..recipes.problem import (ACTIVATION_ATTR, RESIDUAL_START_ATTR, Unsupported,
-                               indexing_maps, ins_outs)
+                               indexing_maps, ins_outs, is_reduction)
 from ..recipes.vector_body import ActivationStep, BinaryStep, Ref, body_program
 
 PRODUCERS = ("linalg.matmul", "linalg.batch_matmul", "linalg.conv_2d_nhwc_hwcf",
@@ -66,6 +67,97 @@ def activation_of(op):
 
 
 RESIDUAL_PRODUCERS = ("linalg.matmul", "linalg.conv_2d_nhwc_hwcf")
+
+
+def static_ints(op, name: str) -> list[int]:
+    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
+
+
+def concatenated_results(value: ir.Value):
+    """(pieces, chain) when `value` is the concatenation of matmul or conv results
+    (a grouped conv's, or the elementwise ops distributed over them):
+    tensor.insert_slice ops, each used once, filling a tensor.empty along one
+    dim with results used by them alone. pieces =
+    [(result, offsets, sizes)]; chain = the insert_slice ops and the empty."""
+    pieces, chain = [], []
+    while isinstance(value, ir.OpResult) and value.owner.name == "tensor.insert_slice":
+        insert = value.owner
+        if len(insert.operands) != 2 or len(list(value.uses)) != 1 \
+                or any(s != 1 for s in static_ints(insert, "static_strides")):
+            return None
+        pieces.append((insert.operands[0], static_ints(insert, "static_offsets"),
+                       static_ints(insert, "static_sizes")))
+        chain.append(insert)
+        value = insert.operands[1]
+    if len(pieces) < 2 or not (isinstance(value, ir.OpResult) and value.owner.name == "tensor.empty"
+                               and len(list(value.uses)) == 1):
+        return None
+    chain.append(value.owner)
+    shape = ir.RankedTensorType(value.type).shape
+    pieces.reverse()
+    dims = {d for _, offsets, sizes in pieces for d in range(len(shape))
+            if offsets[d] != 0 or sizes[d] != shape[d]}
+    if len(dims) != 1:
+        return None
+    dim = dims.pop()
+    end = 0
+    for result, offsets, sizes in sorted(pieces, key=lambda piece: piece[1][dim]):
+        if offsets[dim] != end or not isinstance(result, ir.OpResult) \
+                or result.owner.name not in PRODUCERS + ("linalg.generic",) \
+                or len(list(result.uses)) != 1:
+            return None
+        end += sizes[dim]
+    return (pieces, chain) if end == shape[dim] else None
+
+
+def distribute_over_concatenation(op, number: int, pieces, chain) -> None:
+    """Replace the elementwise `op`, whose input `number` is the concatenation
+    `pieces`, by the concatenation of `op` on each piece (its other inputs
+    sliced alike): each then directly follows the matmul or conv it reads."""
+    inputs, (init,) = ins_outs(op)
+    element = ir.RankedTensorType(op.results[0].type).element_type
+    parts = []
+    with op.location, ir.InsertionPoint(op):
+        for result, offsets, sizes in pieces:
+            operands = [result if n == number else extract_slice(value, offsets, sizes)
+                        for n, value in enumerate(inputs)] + [empty(sizes, element)]
+            body = op.clone()
+            part = ir.Operation.create(
+                "linalg.generic", results=[ir.RankedTensorType.get(sizes, element)],
+                operands=operands, attributes={name: op.attributes[name] for name in op.attributes},
+                regions=1)
+            body.regions[0].blocks[0].append_to(part.regions[0])
+            body.erase()
+            parts.append(part.results[0])
+        dim = next(d for d in range(len(sizes)) if any(o[d] for _, o, _ in pieces))
+        joined = concat(parts, dim)
+    op.results[0].replace_all_uses_with(joined)
+    op.erase()
+    erase_if_unused(init)
+    for link in chain:
+        link.erase()
+
+
+def distribute_activations_and_adds(module, fusion: int) -> None:
+    """An activation (from -fusion=1) or a residual add (-fusion=2) of a grouped
+    conv's concatenated results is applied to each group's result instead, so
+    that it folds into that conv (its epilogue, its start) below."""
+    for op in linalg_ops(module):
+        if op.name != "linalg.generic" or len(op.results) != 1 or is_reduction(op):
+            continue
+        inputs, _ = ins_outs(op)
+        rank = ir.RankedTensorType(op.results[0].type).rank
+        if any(m != ir.AffineMap.get_identity(rank) for m in indexing_maps(op)) \
+                or any(value.type != op.results[0].type for value in inputs):
+            continue
+        if activation_of(op) is None and not (fusion >= 2 and len(inputs) == 2):
+            continue
+        for number, value in enumerate(inputs):
+            found = concatenated_results(value)
+            if found is not None and (len(inputs) == 1 or all(
+                    piece.owner.name in PRODUCERS for piece, _, _ in found[0])):
+                distribute_over_concatenation(op, number, *found)
+                break
 
 
 def bias_start(producer):
@@ -145,6 +237,7 @@ class NpuFuseEpilogue(ModulePass):
         with module.context:
             if context.target.fusion < 1:
                 return
+            distribute_activations_and_adds(module, context.target.fusion)
             if context.target.fusion >= 2:
                 for op in linalg_ops(module):
                     found = residual_add(op)
@@ -163,6 +256,8 @@ class NpuFuseEpilogue(ModulePass):
                         producer.location, f"'{producer.name}': residual add folded in: it "
                                            f"accumulates onto the skip tensor (saves "
                                            f"{2 * tensor_bytes(result)} B of DRAM traffic)")
+                # The activations after adds folded into the groups' convs.
+                distribute_activations_and_adds(module, 1)
             for op in linalg_ops(module):
                 found = activation_of(op)
                 if found is None:
