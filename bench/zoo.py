@@ -279,5 +279,44 @@ def inception_v1(image: int = 224, classes: int = 1000, batch: int = 1, opset: i
                    opset)
 
 
+def inception_v2(image: int = 224, classes: int = 1000, batch: int = 1, opset: int = OPSET,
+                 seed: int = 0) -> onnx.ModelProto:
+    """BN-Inception (Inception-v2): batch norm after every conv, the 5x5 branch
+    as two 3x3 convs, 3x3 average pools (count_include_pad=0: a divisor per
+    border position) before a projection, and two modules that reduce the
+    image with stride-2 branches beside a max pool passed through."""
+    g = Graph(seed)
+    x = g.conv_bn("conv1", "input", 3, 64, 7, 2)
+    x = g.node("MaxPool", [x], "pool1", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    x = g.conv_bn("conv2", g.conv_bn("conv2r", x, 64, 64, 1), 64, 192, 3)
+    x = g.node("MaxPool", [x], "pool2", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    channels = 192
+    # name, 1x1, 3x3 reduce, 3x3, double 3x3 reduce, double 3x3, pool ("avg"/"max"), projection;
+    # a stride-2 module has no 1x1 and passes its max pool through (projection 0).
+    modules = [("3a", 64, 64, 64, 64, 96, "avg", 32), ("3b", 64, 64, 96, 64, 96, "avg", 64),
+               ("3c", 0, 128, 160, 64, 96, "max", 0),
+               ("4a", 224, 64, 96, 96, 128, "avg", 128), ("4b", 192, 96, 128, 96, 128, "avg", 128),
+               ("4c", 160, 128, 160, 128, 160, "avg", 128),
+               ("4d", 96, 128, 192, 160, 192, "avg", 128), ("4e", 0, 128, 192, 192, 256, "max", 0),
+               ("5a", 352, 192, 320, 160, 224, "avg", 128),
+               ("5b", 352, 192, 320, 192, 224, "max", 128)]
+    for name, b1, r3, b3, rd, bd, pool, bp in modules:
+        stride = 2 if b1 == 0 else 1
+        branches = [g.conv_bn(f"{name}.1x1", x, channels, b1, 1)] if b1 else []
+        branches.append(g.conv_bn(f"{name}.3x3", g.conv_bn(f"{name}.3x3r", x, channels, r3, 1),
+                                  r3, b3, 3, stride))
+        double = g.conv_bn(f"{name}.d3x3a", g.conv_bn(f"{name}.d3x3r", x, channels, rd, 1),
+                           rd, bd, 3)
+        branches.append(g.conv_bn(f"{name}.d3x3b", double, bd, bd, 3, stride))
+        pooled = g.node("AveragePool" if pool == "avg" else "MaxPool", [x], f"{name}.pool",
+                        kernel_shape=[3, 3], strides=[stride, stride], pads=[1, 1, 1, 1])
+        branches.append(g.conv_bn(f"{name}.poolproj", pooled, channels, bp, 1) if bp else pooled)
+        x = g.node("Concat", branches, f"{name}.concat", axis=1)
+        channels = b1 + b3 + bd + (bp or channels)
+    return g.model("inception_v2", g.classifier(x, channels, classes), batch, image, classes,
+                   opset)
+
+
 MODELS = {"resnet50": resnet50, "densenet121": densenet121, "squeezenet": squeezenet,
-          "mobilenetv2": mobilenetv2, "shufflenet": shufflenet, "inception_v1": inception_v1}
+          "mobilenetv2": mobilenetv2, "shufflenet": shufflenet, "inception_v1": inception_v1,
+          "inception_v2": inception_v2}

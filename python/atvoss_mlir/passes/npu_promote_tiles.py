@@ -53,11 +53,12 @@ class TileSpace:
 
     # -- iteration space -------------------------------------------------------------
     def views_of_dims(self) -> dict:
-        """For each loop dim, (subview op, axis) of an operand tile it indexes."""
+        """For each loop dim, (subview op, axis) of an operand tile it indexes (not
+        one of a shared window, whose views are wider by their shift)."""
         found = {}
         for operand, view in zip(self.problem.operands, self.operand_views()):
             if view is None or not isinstance(view, ir.OpResult) \
-                    or view.owner.name != "memref.subview":
+                    or view.owner.name != "memref.subview" or operand.shift is not None:
                 continue
             for axis, part in enumerate(operand.region):
                 if isinstance(part, Tiled):

@@ -10,6 +10,7 @@ fp32 tolerance (1e-4) would let through: these tests hold it ten times closer.""
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 import onnx
@@ -48,6 +49,20 @@ def test_lrn_window_read_once_is_exact(target, on_input):
                                     target, **TIGHT)
     assert any("inputs slicing one buffer at shifts along dim" in remark.message
                for remark in compiled.remarks)
+
+
+@pytest.mark.parametrize("target", ["npu -layout-pref=NCHW -fusion=2",
+                                    "npu -layout-pref=NCHW -fusion=0"])
+def test_lrn_window_tiled_along_its_dim_is_exact(target):
+    """In NCHW the window's dim (channels) is tiled: each tile of the window is
+    two channels wider on each side than the output's, and the loop's tile
+    sizes come from the output's views, not from the wider ones."""
+    compiled, _ = compile_and_check(lrn_net(channels=192, size=28),
+                                    {"x": randn(1, 4, 28, 28, seed=5)}, target, **TIGHT)
+    channel_tiles = [int(m.group(1)) for remark in compiled.remarks
+                     for m in [re.search(r"'linalg.generic': tiles d01xd1(\d+)x", remark.message)]
+                     if m and "LRN" in str(remark.location)]
+    assert channel_tiles and min(channel_tiles) < 192, channel_tiles
 
 
 def test_lrn_squares_are_no_tensor_of_their_own():
