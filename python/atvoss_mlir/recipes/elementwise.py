@@ -321,7 +321,12 @@ class ElementwiseRecipe(Recipe):
         element_type = ir.MemRefType(out.type).element_type
         # The steps run on tiles in loop order; a permuted output is transposed last.
         out_loops = loops_of(maps[-1])
-        out_shape = ir.MemRefType(sram_buffer(out).type).shape
+        # Scratch tiles at the output tile's size: its view's, when static (a
+        # tensor kept in SRAM, computed on in place through a strided view, is
+        # not as large as the buffer it is a view of), else its tile buffer's.
+        out_type = ir.MemRefType(out.type)
+        out_shape = out_type.shape if out_type.has_static_shape \
+            else ir.MemRefType(sram_buffer(out).type).shape
         tile_shape = [out_shape[out_loops.index(d)] for d in range(rank)]
         with rewriter.ip, op.location:
             constants, results, transposed = {}, [], {}
