@@ -34,6 +34,7 @@ from mlir.dialects import tensor
 from . import ModulePass, PassContext, erase_if_unused, left_to_buffer_plan, tensor_bytes
 from ..recipes import linalg_ops
 from ..recipes.absorbed import residual_start
+from ..recipes.tile_ir import static
 from ..frontend.builders import concat, empty, extract_slice
 from ..recipes.problem import (ACTIVATION_ATTR, RESIDUAL_START_ATTR, Unsupported,
                                indexing_maps, ins_outs, is_reduction)
@@ -69,24 +70,21 @@ def activation_of(op):
 RESIDUAL_PRODUCERS = ("linalg.matmul", "linalg.conv_2d_nhwc_hwcf")
 
 
-def static_ints(op, name: str) -> list[int]:
-    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
-
-
 def concatenated_results(value: ir.Value):
-    """(pieces, chain) when `value` is the concatenation of matmul or conv results
+    """(pieces, chain, dim) when `value` is the concatenation of matmul or conv results
     (a grouped conv's, or the elementwise ops distributed over them):
     tensor.insert_slice ops, each used once, filling a tensor.empty along one
     dim with results used by them alone. pieces =
-    [(result, offsets, sizes)]; chain = the insert_slice ops and the empty."""
+    [(result, offsets, sizes)]; chain = the insert_slice ops and the empty; dim =
+    the dim they are concatenated along."""
     pieces, chain = [], []
     while isinstance(value, ir.OpResult) and value.owner.name == "tensor.insert_slice":
         insert = value.owner
         if len(insert.operands) != 2 or len(list(value.uses)) != 1 \
-                or any(s != 1 for s in static_ints(insert, "static_strides")):
+                or any(s != 1 for s in static(insert, "static_strides")):
             return None
-        pieces.append((insert.operands[0], static_ints(insert, "static_offsets"),
-                       static_ints(insert, "static_sizes")))
+        pieces.append((insert.operands[0], static(insert, "static_offsets"),
+                       static(insert, "static_sizes")))
         chain.append(insert)
         value = insert.operands[1]
     if len(pieces) < 2 or not (isinstance(value, ir.OpResult) and value.owner.name == "tensor.empty"
@@ -107,10 +105,10 @@ def concatenated_results(value: ir.Value):
                 or len(list(result.uses)) != 1:
             return None
         end += sizes[dim]
-    return (pieces, chain) if end == shape[dim] else None
+    return (pieces, chain, dim) if end == shape[dim] else None
 
 
-def distribute_over_concatenation(op, number: int, pieces, chain) -> None:
+def distribute_over_concatenation(op, number: int, pieces, chain, dim: int) -> None:
     """Replace the elementwise `op`, whose input `number` is the concatenation
     `pieces`, by the concatenation of `op` on each piece (its other inputs
     sliced alike): each then directly follows the matmul or conv it reads."""
@@ -129,7 +127,6 @@ def distribute_over_concatenation(op, number: int, pieces, chain) -> None:
             body.regions[0].blocks[0].append_to(part.regions[0])
             body.erase()
             parts.append(part.results[0])
-        dim = next(d for d in range(len(sizes)) if any(o[d] for _, o, _ in pieces))
         joined = concat(parts, dim)
     op.results[0].replace_all_uses_with(joined)
     op.erase()

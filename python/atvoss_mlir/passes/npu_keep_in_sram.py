@@ -38,9 +38,8 @@ from ..recipes import tiling_problem
 from ..recipes.problem import (RESIDENT_ATTR, RESIDENT_VIEWS, Tiled, Unsupported, Whole, Window,
                                root_buffer, takes_strided_view)
 from . import ModulePass, PassContext, function_bodies, top_level
-from ..recipes.tile_ir import subview
-from .npu_pad_in_place import fill_value, halo
-from .npu_propagate_layout import static
+from ..recipes.tile_ir import static, subview
+from .npu_pad_in_place import fill_value, halo, padded_copy_target
 from .tile_cost import aligned
 from .tile_search import reads_resident_whole, search
 
@@ -220,33 +219,22 @@ class Plan:
                     and all(isinstance(part, (Tiled, Whole)) for part in o.region)
                     for o in problem.operands):
                 return None
-        target = copy.operands[1]
-        if not (isinstance(target, ir.OpResult) and target.owner.name == "memref.subview"
-                and len(target.owner.operands) == 1):
+        found = padded_copy_target(copy, self.block)
+        if found is None:
             return None
-        interior = target.owner.operation
-        padded = interior.operands[0]
-        if not (isinstance(padded, ir.OpResult) and padded.owner.name == "memref.alloc"
-                and padded.owner.operation.block == self.block
-                and ir.MemRefType(padded.type).has_static_shape):
-            return None
-        if any(s != 1 for s in static(interior, "static_strides")) \
-                or len(list(interior.results[0].uses)) != 1:
-            return None
-        fills = [use.owner.operation for use in padded.uses
-                 if fill_value(use.owner, padded) is not None]
-        if len(fills) != 1 or fills[0] not in self.absorbed:
+        interior, padded, fill = found
+        if len(list(interior.results[0].uses)) != 1 or fill not in self.absorbed:
             return None
         for use in padded.uses:
             user = use.owner.operation
-            if user not in (interior, fills[0]) and user not in self.index:
+            if user not in (interior, fill) and user not in self.index:
                 return None
-        value = fill_value(fills[0], padded)
+        value = fill_value(fill, padded)
         # The halo is filled where the buffer is allocated: the value must be there.
         if isinstance(value, ir.OpResult) and value.owner.operation.block == self.block \
                 and not value.owner.operation.is_before_in_block(alloc):
             return None
-        return PaddedReaders(copy, interior, padded.owner.operation, fills[0], value)
+        return PaddedReaders(copy, interior, padded.owner.operation, fill, value)
 
     def other_use(self, alloc) -> str | None:
         """Why the buffer must stay in DRAM: a use, through views, by an op that

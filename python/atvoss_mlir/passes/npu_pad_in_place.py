@@ -26,10 +26,9 @@ from mlir import ir
 from mlir.dialects import linalg
 
 from ..machine_model import type_bytes
-from ..recipes.tile_ir import subview
+from ..recipes.tile_ir import static, subview
 from . import ModulePass, PassContext, function_bodies, top_level
 from .npu_convert_copies import into_padded_window_input
-from .npu_propagate_layout import static
 
 
 def operation(op) -> ir.Operation:
@@ -81,25 +80,37 @@ class PaddedCopy:
     value: ir.Value          # the pad value
 
 
-def match(copy, block: ir.Block, order: dict) -> PaddedCopy | None:
-    source, target = copy.operands[0], copy.operands[1]
+def block_alloc(value: ir.Value, block: ir.Block) -> bool:
+    """Whether `value` is a statically shaped memref.alloc of `block`."""
+    return isinstance(value, ir.OpResult) and value.owner.name == "memref.alloc" \
+        and operation(value.owner).block == block and ir.MemRefType(value.type).has_static_shape
+
+
+def padded_copy_target(copy, block: ir.Block):
+    """(interior, padded buffer, fill) when `copy` writes the interior of a padded
+    buffer (bufferization's tensor.pad): a unit-stride memref.subview of a
+    statically shaped memref.alloc of `block`, written whole by one fill with
+    the pad value (fill_value); else None."""
+    target = copy.operands[1]
     if not (isinstance(target, ir.OpResult) and target.owner.name == "memref.subview"
             and len(target.owner.operands) == 1):
         return None
     interior = operation(target.owner)
     padded = interior.operands[0]
-    for value in (source, padded):
-        if not (isinstance(value, ir.OpResult) and value.owner.name == "memref.alloc"
-                and operation(value.owner).block == block
-                and ir.MemRefType(value.type).has_static_shape):
-            return None
-    if into_padded_window_input(target) or any(s != 1 for s in static(interior, "static_strides")):
+    if not block_alloc(padded, block) or any(s != 1 for s in static(interior, "static_strides")):
         return None
     fills = [operation(use.owner) for use in padded.uses
              if fill_value(use.owner, padded) is not None]
-    if len(fills) != 1:
+    return (interior, padded, fills[0]) if len(fills) == 1 else None
+
+
+def match(copy, block: ir.Block, order: dict) -> PaddedCopy | None:
+    source = copy.operands[0]
+    found = padded_copy_target(copy, block)
+    if found is None or not block_alloc(source, block) \
+            or into_padded_window_input(copy.operands[1]):
         return None
-    fill = fills[0]
+    interior, padded, fill = found
     at_copy = order[copy]
     # The padded buffer: filled, then the copy, then only read (through views).
     for use in padded.uses:

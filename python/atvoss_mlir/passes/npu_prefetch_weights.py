@@ -54,7 +54,7 @@ def ends_compute(ops: list, index: int, load) -> bool:
     other channels) in between."""
     if ops[index].name != "npu.barrier":
         return False
-    for before in reversed(ops[:index]):
+    for before in (ops[i] for i in range(index - 1, -1, -1)):
         if before.name in ("npu.alloc", "memref.get_global") or before.name in VIEW_OPS or (
                 before.name == "npu.dma_load" and before.location == load.location
                 and before.attributes["channel"] != load.attributes["channel"]):

@@ -200,10 +200,10 @@ class TileSpace:
         operand = self.staged[role].operand
         if operand.shift is not None:
             # One of the inputs sharing a window tile: its view at its shift.
-            window = self.window_view(operand.window_owner or role, t, index)
-            return subview(window, [operand.shift if isinstance(part, Window) else 0
-                                    for part in self.staged[operand.window_owner or role]
-                                    .operand.region],
+            owner = operand.window_owner or role
+            return subview(self.window_view(owner, t, index),
+                           [operand.shift if isinstance(part, Window) else 0
+                            for part in self.staged[owner].operand.region],
                            [index.sizes[d] for d in range(len(operand.region))])
         return self.window_view(role, t, index)
 

@@ -55,6 +55,7 @@ from mlir import ir
 from mlir.dialects import tensor
 
 from ..recipes.problem import indexing_maps, input_count
+from ..recipes.tile_ir import static
 from . import ModulePass, PassContext, ops_where
 from .npu_convert_layout import transposed
 
@@ -257,10 +258,6 @@ def concat_chain(first) -> list | None:
             return None
         permutations.add(tuple(found[1]))
     return chain if len(permutations) == 1 and len(chain) > 1 else None
-
-
-def static(op, name: str) -> list[int]:
-    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
 
 
 def move_below_concat(chain: list) -> None:

@@ -18,7 +18,7 @@ from .problem import (INIT_ATTR, VECTOR_TYPES, LoopDim, OperandTile, Recipe, Til
                       Unsupported, Whole, Window, element_bytes, indexing_maps, ins_outs, is_reduction,
                       static_shape, type_name, vector_cycles, vector_kind_cycles)
 from .sram_ops import full_rank_view, in_sram, scratch, sram_buffer, view_sizes
-from .tile_ir import subview
+from .tile_ir import static, subview
 from .vector_body import (COMMUTATIVE, FLOAT_TYPES, SWAPPED, ActivationStep, BinaryStep,
                           CompareStep, CopyStep, QuantizedAddStep, QuantizeStep, Ref, SelectStep,
                           body_program,
@@ -82,12 +82,9 @@ def static_slice(value: ir.Value):
             and len(value.owner.operands) == 1):
         return None
     view = value.owner
-
-    def ints(name):
-        return list(ir.DenseI64ArrayAttr(view.attributes[name]))
-    offsets, sizes = ints("static_offsets"), ints("static_sizes")
+    offsets, sizes = static(view, "static_offsets"), static(view, "static_sizes")
     if any(o == ir.ShapedType.get_dynamic_stride_or_offset() for o in offsets) \
-            or any(s != 1 for s in ints("static_strides")) \
+            or any(s != 1 for s in static(view, "static_strides")) \
             or len(sizes) != ir.MemRefType(value.type).rank:
         return None
     return view.operands[0], offsets, sizes
@@ -115,8 +112,9 @@ def shared_windows(inputs, maps) -> dict:
     (the owner) loads the window; the others compute on views of its tile."""
     shifted = {}
     for number, (value, affine_map) in enumerate(zip(inputs, maps)):
-        if shift_of(affine_map) is not None:
-            shifted.setdefault(value, []).append((number, *shift_of(affine_map)))
+        shift = shift_of(affine_map)
+        if shift is not None:
+            shifted.setdefault(value, []).append((number, *shift))
     found = {}
     for window, members in shifted.items():
         if len({dim for _, dim, _ in members}) != 1:

@@ -178,10 +178,15 @@ def select_buffer(buffers: list[ir.Value], slot) -> ir.Value:
     return chosen
 
 
+def static(op, name: str) -> list[int]:
+    """An op's dense i64 array attribute (a subview's static_offsets, ...)."""
+    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
+
+
 def mixed(subview_op, name: str) -> list:
     """Offsets or sizes of a memref.subview: ints where static, values otherwise."""
-    static = list(ir.DenseI64ArrayAttr(subview_op.attributes[f"static_{name}"]))
     dynamic = iter(getattr(subview_op.opview, name))
     marker = ir.ShapedType.get_dynamic_size() if name == "sizes" else \
         ir.ShapedType.get_dynamic_stride_or_offset()
-    return [next(dynamic) if value == marker else value for value in static]
+    return [next(dynamic) if value == marker else value
+            for value in static(subview_op, f"static_{name}")]
