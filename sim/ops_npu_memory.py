@@ -119,9 +119,13 @@ def npu_wait(t, op, info):
 @impl("npu.barrier")
 def npu_barrier(t, op, info):
     machine = t.machine
-    if attr(op, "engines") == "compute":
+    engines = attr(op, "engines")
+    if engines == "compute":
         def run(regs):
             machine.compute_barrier()
+    elif engines == "vector":
+        def run(regs):
+            machine.vector_barrier()
     else:
         def run(regs):
             machine.barrier()

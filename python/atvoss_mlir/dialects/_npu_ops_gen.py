@@ -180,10 +180,16 @@ class BarrierOp(_ods_ir.OpView):
   only: DMAs keep running (their tokens still need an `npu.wait`), and later
   DMAs are ordered after the compute ops issued before it. This is what a
   pipeline needs to refill a tile's buffer while other DMAs are in flight.
+  With `engines = "vector"` it waits for the vector unit alone: the matrix
+  unit keeps computing, so a tile loop can store the tile whose vector
+  epilogue (a requantisation) ended while the next tile's matmul runs.
+  Later DMAs are ordered after the vector ops issued before it, and after
+  the matrix ops those read the results of; not after other matrix ops.
   
   ```mlir
   "npu.barrier"() : () -> ()
   "npu.barrier"() {engines = "compute"} : () -> ()
+  "npu.barrier"() {engines = "vector"} : () -> ()
   ```
   """
 

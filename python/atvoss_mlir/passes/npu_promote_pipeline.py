@@ -10,6 +10,17 @@ tile that needs it:
                   load(t+S-1)                         its input buffers refill
                   npu.wait tile t's loads, the previous iteration's store
                   compute(t)
+
+A compute that ends on the vector unit (the requantisation of an int8 conv or
+matmul, one reduction step per tile) issues its matrix op first, so that it
+runs during the previous tile's epilogue:
+
+    iteration t:  npu.wait tile t's loads
+                  matmul(t)
+                  npu.barrier {engines = "vector"}    epilogue(t-1) is done, and
+                  store(t-1), load(t+S-1)             so is matmul(t-1) it read
+                  npu.wait the previous iteration's store
+                  epilogue(t)
     epilogue:     npu.barrier {engines = "compute"}, npu.wait on the tokens the
                   loop carries out (its last store), store the last tile
 
@@ -70,16 +81,38 @@ class Pipeline:
         last_store = carried[-1] if self.carries_store else None
         t = loop.regions[0].blocks[0].arguments[0]
         with ir.InsertionPoint(program.op):
-            npu.BarrierOp(engines="compute")
-            store = self.store_previous(t, last_store)
-            loaded = self.load_ahead(t, in_flight)
-            npu.WaitOp([in_flight[role][0] for role in self.roles] +
-                       ([last_store] if last_store is not None else []))
-            program.compute(t)
+            if program.has_vector_epilogue():
+                store, loaded = self.emit_overlapped(t, in_flight, last_store)
+            else:
+                npu.BarrierOp(engines="compute")
+                store = self.store_previous(t, last_store)
+                loaded = self.load_ahead(t, in_flight)
+                npu.WaitOp([in_flight[role][0] for role in self.roles] +
+                           ([last_store] if last_store is not None else []))
+                program.compute(t)
             program.refill_padding(t)
         with ir.InsertionPoint(loop.regions[0].blocks[0]):
             scf.YieldOp([token for role in self.roles for token in in_flight[role][1:] +
                          [loaded[role]]] + ([store] if store is not None else []))
+
+    def emit_overlapped(self, t, in_flight: dict, last_store):
+        """Iteration t of a tile program whose compute ends on the vector unit
+        (an int8 op's requantisation): the barrier waits for the vector unit
+        alone, after the matmul of tile t is issued, so that matmul overlaps
+        the epilogue of tile t-1, whose end (and hence its matmul's, which the
+        epilogue reads) the barrier waits for. (store, loaded) as in `emit`."""
+        program = self.program
+        npu.WaitOp([in_flight[role][0] for role in self.roles])
+        issued = {}
+
+        def before_epilogue():
+            npu.BarrierOp(engines="vector")
+            issued["store"] = self.store_previous(t, last_store)
+            issued["loaded"] = self.load_ahead(t, in_flight)
+            if last_store is not None:   # tile t's output buffer, stored from t-2
+                npu.WaitOp([last_store])
+        program.compute(t, before_epilogue)
+        return issued["store"], issued["loaded"]
 
     def store_previous(self, t, last_store):
         """Store tile t-1 when the output tile changes at t; the store's token

@@ -72,6 +72,7 @@ class TileProgram(TileSpace):
         super().__init__(problem, schedule, loop, stages, target)
         self.after_fallback = after_fallback
         self.channel = 0
+        self.before_epilogue = None
 
     # -- DMA ---------------------------------------------------------------------------
     def next_channel(self) -> int:
@@ -169,8 +170,18 @@ class TileProgram(TileSpace):
         return token
 
     # -- compute -----------------------------------------------------------------------
-    def compute(self, t) -> None:
-        """Compute tile t, with the reduction's first/last-step variants."""
+    def has_vector_epilogue(self) -> bool:
+        """Whether every tile's compute ends with a requantisation on the vector
+        unit after its matrix op (one reduction step per tile)."""
+        steps = math.prod(self.trips[d] for d, dim in enumerate(self.problem.dims)
+                          if dim.reduction)
+        return REQUANTIZE in self.problem.details and bool(self.accumulators) and steps == 1
+
+    def compute(self, t, before_epilogue=None) -> None:
+        """Compute tile t, with the reduction's first/last-step variants.
+        `before_epilogue` (with has_vector_epilogue) emits what comes between
+        the matrix op and the requantisation."""
+        self.before_epilogue = before_epilogue
         output_period = reuse_period(self.problem.output, self.order, self.trips)
         reduction_steps = math.prod(self.trips[d] for d, dim in enumerate(self.problem.dims)
                                     if dim.reduction)
@@ -251,6 +262,8 @@ class TileProgram(TileSpace):
                 del compute.attributes[name]
         self.recipe.on_sram_tiles(compute, problem)
         if self.accumulators and last and REQUANTIZE in problem.details:
+            if self.before_epilogue is not None:
+                self.before_epilogue()
             step = problem.details[REQUANTIZE]
             scales = self.compute_view("scales", t, index) if "scales" in self.staged else None
             npu.RequantizeOp(accumulator, out, step.scale, step.zero_point, scales=scales)

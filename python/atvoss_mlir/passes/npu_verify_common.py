@@ -40,6 +40,8 @@ OUTPUT_OPERAND = {
     "npu.dequantize": 1, "npu.quantized_add": 2,
 }
 COMPUTE_OPS = frozenset(OUTPUT_OPERAND)
+# The compute ops of the matrix unit; the others run on the vector unit.
+MATRIX_OPS = frozenset({"npu.matmul", "npu.conv2d"})
 DMA_OPS = frozenset({"npu.dma_load", "npu.dma_store"})
 # Ops whose result is a view of their first operand: the same SRAM buffer.
 VIEW_OPS = frozenset({"memref.subview", "memref.cast", "memref.view", "memref.reinterpret_cast",

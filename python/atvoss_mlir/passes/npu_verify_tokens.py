@@ -1,8 +1,9 @@
 """npu-verify's checks of DMA tokens and hazards: every token reaches an
 `npu.wait`; no op touches a buffer a pending DMA fills or reads (an
-`npu.barrier` completes every DMA, one with `engines = "compute"` none); no
-DMA touches a buffer a compute op issued since the last `npu.barrier` of
-either kind uses."""
+`npu.barrier` completes every DMA, one with `engines = "compute"` or
+`"vector"` none); no DMA touches a buffer a compute op issued since the last
+`npu.barrier` of any kind uses (since a `"vector"` one: a vector op, or a
+matrix op whose result a vector op after it reads)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ..block_order import block_ops
-from .npu_verify_common import (COMPUTE_OPS, DMA_OPS, OUTPUT_OPERAND, Reporter,
+from .npu_verify_common import (COMPUTE_OPS, DMA_OPS, MATRIX_OPS, OUTPUT_OPERAND, Reporter,
                                 SCF_FOR_INIT_OPERANDS, VIEW_OPS, YIELDS_TO_RESULTS, is_memref,
                                 is_token, operand_name)
 from .npu_verify_rules import dma_sram_operand
@@ -187,11 +188,30 @@ def defined_in(value: ir.Value, block: ir.Block) -> bool:
     return False
 
 
-def waits_for_compute_only(barrier) -> bool:
-    """`npu.barrier {engines = "compute"}`: orders later DMAs after earlier
-    compute, but completes no DMA."""
+def barrier_engines(barrier) -> str:
     engines = barrier.attributes["engines"] if "engines" in barrier.attributes else None
-    return isinstance(engines, ir.StringAttr) and engines.value == "compute"
+    return engines.value if isinstance(engines, ir.StringAttr) else "all"
+
+
+def waits_for_compute_only(barrier) -> bool:
+    """`npu.barrier {engines = "compute" | "vector"}`: orders later DMAs after
+    earlier compute, but completes no DMA."""
+    return barrier_engines(barrier) in ("compute", "vector")
+
+
+def finished_at_vector_barrier(running: dict[ir.Value, list]) -> set:
+    """The compute ops of `running` an `npu.barrier {engines = "vector"}` waits
+    for: the vector ops, and the matrix ops whose result a vector op issued
+    after them reads (the vector unit scoreboards it)."""
+    finished = {id(op) for users in running.values() for op, _ in users
+                if op.name not in MATRIX_OPS}
+    for users in running.values():
+        for position, (op, writes) in enumerate(users):
+            if op.name in MATRIX_OPS and writes and any(
+                    id(later) in finished and not later_writes
+                    for later, later_writes in users[position + 1:]):
+                finished.add(id(op))
+    return finished
 
 
 def check_dma_hazards(block: ir.Block, inherited: dict[ir.Value, PendingDma],
@@ -231,7 +251,12 @@ def check_dma_after_compute(block: ir.Block, running: dict[ir.Value, list], repo
     returns the state at the end of the block."""
     running = {buffer: list(users) for buffer, users in running.items()}
     for op in block_ops(block):
-        if op.name == "npu.barrier":
+        if op.name == "npu.barrier" and barrier_engines(op) == "vector":
+            finished = finished_at_vector_barrier(running)
+            running = {buffer: kept for buffer, users in running.items()
+                       if (kept := [(user, writes) for user, writes in users
+                                    if id(user) not in finished])}
+        elif op.name == "npu.barrier":
             running.clear()
         elif op.name in DMA_OPS:
             sram_index = dma_sram_operand(op)

@@ -9,14 +9,25 @@
 // only int8 reaches DRAM. With the reduction split, the accumulator carries
 // the partial sums and is requantised once, after the last step.
 
+// In the tile loop, the barrier after a tile's matmul waits for the vector
+// unit alone: the previous tile's requantisation (and hence its matmul) is
+// done, its int8 tile is stored and its buffers refilled while this matmul
+// runs; this tile's requantisation follows. With the reduction split the
+// iteration keeps the compute barrier (a matmul that is no last step has no
+// requantisation to order it).
+
 // CHECK-LABEL: func.func @matmul$requantize
 // CHECK-NOT:     memref.alloc() {{.*}}xi32>
-// CHECK:         "npu.dma_store"(%{{.*}}, %{{.*}}) {{.*}} : (memref<{{.*}}xi8{{.*}}, 1>, memref<{{.*}}xi8{{.*}}>) -> !npu.token
+// CHECK:         scf.for
+// CHECK-NOT:     "npu.barrier"() {engines = "compute"}
 // CHECK:         "npu.matmul"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {{.*}} : (memref<{{.*}}xi8{{.*}}, 1>, memref<{{.*}}xi8{{.*}}, 1>, memref<{{.*}}xi32{{.*}}, 1>, memref<{{.*}}xi32{{.*}}, 1>) -> ()
+// CHECK-NEXT:    "npu.barrier"() {engines = "vector"} : () -> ()
+// CHECK:         "npu.dma_store"(%{{.*}}, %{{.*}}) {{.*}} : (memref<{{.*}}xi8{{.*}}, 1>, memref<{{.*}}xi8{{.*}}>) -> !npu.token
 // CHECK:         "npu.requantize"(%{{.*}}, %{{.*}}, %{{.*}}) {scale = 1.000000e+00 : f64, zero_point = -3 : i64} : (memref<{{.*}}xi32{{.*}}, 1>, memref<{{.*}}xi8{{.*}}, 1>, memref<{{.*}}xf32{{.*}}, 1>) -> ()
 // CHECK-NOT:     xi32>) -> !npu.token
 
 // SPLIT-LABEL: func.func @matmul$requantize
+// SPLIT-NOT:     engines = "vector"
 // SPLIT-NOT:     xi32>) -> !npu.token
 // SPLIT:         "npu.matmul"({{.*}}) {accumulate = true
 // SPLIT:         "npu.requantize"
@@ -119,7 +130,8 @@ func.func @add$quantized(%a: tensor<16x16x64xi8>, %b: tensor<16x16x64xi8>) -> te
 // add is its own tile program, which loads the stored int8 result back.
 // CHECK-LABEL: func.func @matmul$requantize_add
 // CHECK:         "npu.matmul"
-// CHECK-NEXT:    "npu.requantize"(%{{.*}}, %[[TILE:[^,]*]], %{{.*}})
+// CHECK-NEXT:    "npu.barrier"() {engines = "vector"}
+// CHECK:         "npu.requantize"(%{{.*}}, %[[TILE:[^,]*]], %{{.*}})
 // CHECK:         "npu.quantized_add"(%[[TILE]], %{{.*}}, %[[TILE]]) {input_shift = 128 : i64
 // CHECK-NOT:     "npu.quantized_add"
 // CHECK:         return

@@ -646,8 +646,26 @@ func.func @matmul$compute_barrier_is_no_wait(%src: memref<64x32xf16>, %b: memref
 
 // -----
 
+// A vector barrier does not wait for the matrix unit: reloading the tile a
+// matmul reads, whose result no vector op read before the barrier, races with it.
+func.func @load$after_vector_barrier_while_matmul_runs(%src: memref<64x32xi8>, %b: memref<32x64xi8, 1>, %c: memref<64x64xi32, 1>, %d: memref<64x64xi32, 1>, %o: memref<64x64xi8, 1>) {
+  %a = "npu.alloc"() : () -> memref<64x32xi8, 1>
+  %t0 = "npu.dma_load"(%src, %a) {channel = 0 : i64} : (memref<64x32xi8>, memref<64x32xi8, 1>) -> !npu.token
+  "npu.wait"(%t0) : (!npu.token) -> ()
+  // expected-note @below {{the compute op, with no npu.barrier after it}}
+  "npu.matmul"(%a, %b, %c) {accumulate = false, activation = "none"} : (memref<64x32xi8, 1>, memref<32x64xi8, 1>, memref<64x64xi32, 1>) -> ()
+  "npu.requantize"(%d, %o) {scale = 1.0 : f64, zero_point = 0 : i64} : (memref<64x64xi32, 1>, memref<64x64xi8, 1>) -> ()
+  "npu.barrier"() {engines = "vector"} : () -> ()
+  // expected-error @below {{'npu.dma_load' op overwrites SRAM buffer %0 that a compute op issued before it may still be using}}
+  %t1 = "npu.dma_load"(%src, %a) {channel = 1 : i64} : (memref<64x32xi8>, memref<64x32xi8, 1>) -> !npu.token
+  "npu.wait"(%t1) : (!npu.token) -> ()
+  return
+}
+
+// -----
+
 func.func @barrier$unknown_engines() {
-  // expected-error @below {{'npu.barrier' op engines must be "all" or "compute", got "dma"}}
+  // expected-error @below {{'npu.barrier' op engines must be "all", "compute" or "vector", got "dma"}}
   "npu.barrier"() {engines = "dma"} : () -> ()
   return
 }

@@ -143,6 +143,41 @@ func.func @barrier$then_reuse(%src: memref<8x64xf16>, %dst: memref<16x16xf32>) {
 
 // -----
 
+// A vector barrier waits for the requantisation issued before it, and so for
+// the matmul whose int32 result it reads: its input tile may be reloaded and
+// the int8 tile stored. The next matmul (into another accumulator) runs on.
+
+// CHECK-LABEL: func.func @barrier$vector_after_requantize
+// CHECK:         "npu.matmul"
+// CHECK:         "npu.requantize"
+// CHECK:         "npu.matmul"
+// CHECK:         "npu.barrier"() {engines = "vector"} : () -> ()
+// CHECK:         "npu.dma_load"
+// CHECK:         "npu.dma_store"
+func.func @barrier$vector_after_requantize(%src: memref<64x32xi8>, %dst: memref<64x64xi8>, %b: memref<32x64xi8, 1>, %next: memref<64x32xi8, 1>) {
+  %a = "npu.alloc"() : () -> memref<64x32xi8, 1>
+  %acc = "npu.alloc"() : () -> memref<64x64xi32, 1>
+  %acc2 = "npu.alloc"() : () -> memref<64x64xi32, 1>
+  %o = "npu.alloc"() : () -> memref<64x64xi8, 1>
+  %t0 = "npu.dma_load"(%src, %a) {channel = 0 : i64} : (memref<64x32xi8>, memref<64x32xi8, 1>) -> !npu.token
+  "npu.wait"(%t0) : (!npu.token) -> ()
+  "npu.matmul"(%a, %b, %acc) {accumulate = false, activation = "none"} : (memref<64x32xi8, 1>, memref<32x64xi8, 1>, memref<64x64xi32, 1>) -> ()
+  "npu.requantize"(%acc, %o) {scale = 1.0 : f64, zero_point = 0 : i64} : (memref<64x64xi32, 1>, memref<64x64xi8, 1>) -> ()
+  "npu.matmul"(%next, %b, %acc2) {accumulate = false, activation = "none"} : (memref<64x32xi8, 1>, memref<32x64xi8, 1>, memref<64x64xi32, 1>) -> ()
+  "npu.barrier"() {engines = "vector"} : () -> ()
+  %t1 = "npu.dma_load"(%src, %a) {channel = 1 : i64} : (memref<64x32xi8>, memref<64x32xi8, 1>) -> !npu.token
+  %t2 = "npu.dma_store"(%o, %dst) {channel = 0 : i64} : (memref<64x64xi8, 1>, memref<64x64xi8>) -> !npu.token
+  "npu.wait"(%t1, %t2) : (!npu.token, !npu.token) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  "npu.dealloc"(%o) : (memref<64x64xi8, 1>) -> ()
+  "npu.dealloc"(%acc2) : (memref<64x64xi32, 1>) -> ()
+  "npu.dealloc"(%acc) : (memref<64x64xi32, 1>) -> ()
+  "npu.dealloc"(%a) : (memref<64x32xi8, 1>) -> ()
+  return
+}
+
+// -----
+
 // The vector-unit ops with shapes that follow their rules.
 
 // CHECK-LABEL: func.func @vector_unit$shapes

@@ -361,6 +361,33 @@ def test_requantisation_is_the_tile_programs_epilogue(target):
     assert "xi32>) -> !npu.token" not in compiled.program   # no int32 DMA
 
 
+def test_requantisation_overlaps_the_next_tiles_matmul():
+    """An int8 matmul tiled along its rows (one reduction step per tile): the
+    vector unit requantises tile t-1 while the matrix unit computes tile t,
+    and the result stays within one step of onnxruntime."""
+    a = integers(np.int8, (512, 64))
+    initializers = {
+        "as": np.array(0.03, np.float32), "az": np.array(-2, np.int8),
+        "w": integers(np.int8, (64, 80)), "ws": weight_scales(True, 80),
+        "wz": np.zeros(80, np.int8), "ys": np.array(0.9, np.float32),
+        "yz": np.array(3, np.int8)}
+    node = helper.make_node("QLinearMatMul", ["a", "as", "az", "w", "ws", "wz", "ys", "yz"],
+                            ["y"])
+    model = model_of([node], [helper.make_tensor_value_info("a", TensorProto.INT8, a.shape)],
+                     [helper.make_tensor_value_info("y", TensorProto.INT8, None)], initializers)
+    compiled = atvoss_mlir.compile(model, "npu -tile-max=64")
+    (ours,) = compiled.run({"a": a}).values()
+    assert_within_one_lsb(ours, reference(model, {"a": a})[0])
+    compiled.run({"a": a}, timing_only=True, trace=True)
+    events = compiled.last_result.trace_events
+    matmuls = [e for e in events if e.name == "npu.matmul"]
+    requantizations = [e for e in events if e.name == "npu.requantize"]
+    assert len(matmuls) == len(requantizations) > 2
+    overlapping = [r for r in requantizations
+                   if any(m.start < r.finish and r.start < m.finish for m in matmuls)]
+    assert len(overlapping) >= len(requantizations) - 2
+
+
 def atvoss_cli(*args) -> subprocess.CompletedProcess:
     script = os.path.join(os.path.dirname(sys.executable), "atvoss")
     return subprocess.run([script, *args], capture_output=True, text=True, timeout=300)

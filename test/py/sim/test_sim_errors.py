@@ -74,6 +74,33 @@ def test_barrier_orders_dma_after_compute():
     assert sorted(later) == ["npu.dma_load", "npu.dma_store"]
 
 
+VECTOR_BARRIER = '"npu.barrier"() {engines = "vector"} : () -> ()'
+RELU = ('"npu.activation"(%c, %c) {kind = "relu"} '
+        ': (memref<32x32xf32, 1>, memref<32x32xf32, 1>) -> ()')
+
+
+def test_vector_barrier_leaves_the_matrix_unit_running():
+    """Nothing on the vector unit reads the matmul's result: the barrier does
+    not wait for it, and reloading its input races with it."""
+    line, message = error_of(program(f"%t = {LOAD}", '"npu.wait"(%t) : (!npu.token) -> ()',
+                                     MATMUL, VECTOR_BARRIER, f"%t2 = {LOAD}"))
+    assert line == 8
+    assert message.startswith("npu.dma_load: overwrites SRAM bytes")
+    assert "npu.matmul at -:6:" in message and "write-after-read" in message
+
+
+def test_vector_barrier_waits_for_the_matmul_its_vector_op_reads():
+    result = simulate(program(f"%t = {LOAD}", '"npu.wait"(%t) : (!npu.token) -> ()', MATMUL,
+                              RELU, VECTOR_BARRIER, f"%s = {STORE}", f"%t2 = {LOAD}",
+                              '"npu.wait"(%s, %t2) : (!npu.token, !npu.token) -> ()'),
+                      timing_only=True, trace=True)
+    relu = next(e for e in result.trace_events if e.name == "npu.activation")
+    matmul = next(e for e in result.trace_events if e.name == "npu.matmul")
+    assert relu.start >= matmul.finish
+    later = [e.name for e in result.trace_events if e.start >= relu.finish]
+    assert sorted(later) == ["npu.dma_load", "npu.dma_store"]
+
+
 def test_load_into_a_tile_a_pending_store_reads_is_a_war_hazard():
     line, message = error_of(program(
         f"%t = {LOAD}", '"npu.wait"(%t) : (!npu.token) -> ()', MATMUL, BARRIER,
