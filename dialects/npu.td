@@ -150,10 +150,10 @@ def Npu_WaitOp : Npu_Op<"wait"> {
   let arguments = (ins Variadic<Npu_TokenType>:$tokens);
 }
 
-def Npu_BarrierEnginesAttr : Npu_StrEnum<"barrier_engines", ["all", "compute", "vector"]>;
+def Npu_BarrierEnginesAttr : Npu_StrEnum<"barrier_engines", ["all", "compute", "matrix", "vector"]>;
 
 def Npu_BarrierOp : Npu_Op<"barrier"> {
-  let summary = "wait until every engine, the compute engines or the vector unit is idle";
+  let summary = "wait until every engine, the compute engines or one compute unit is idle";
   let description = [{
     Later ops issue only when all DMA channels, the matrix unit and the vector
     unit have finished everything issued before the barrier. With
@@ -161,15 +161,17 @@ def Npu_BarrierOp : Npu_Op<"barrier"> {
     only: DMAs keep running (their tokens still need an `npu.wait`), and later
     DMAs are ordered after the compute ops issued before it. This is what a
     pipeline needs to refill a tile's buffer while other DMAs are in flight.
-    With `engines = "vector"` it waits for the vector unit alone: the matrix
-    unit keeps computing, so a tile loop can store the tile whose vector
-    epilogue (a requantisation) ended while the next tile's matmul runs.
-    Later DMAs are ordered after the vector ops issued before it, and after
-    the matrix ops those read the results of; not after other matrix ops.
+    With `engines = "matrix"` or `"vector"` it waits for that unit alone:
+    the other keeps computing, so a tile loop can refill the buffers of the
+    tile whose matmul ended, or store the tile whose vector epilogue (a
+    requantisation) ended, while the next tile is computed. Later DMAs are
+    ordered after that unit's ops issued before it, and after the other
+    unit's ops whose results those read; not after the other unit's other ops.
 
     ```mlir
     "npu.barrier"() : () -> ()
     "npu.barrier"() {engines = "compute"} : () -> ()
+    "npu.barrier"() {engines = "matrix"} : () -> ()
     "npu.barrier"() {engines = "vector"} : () -> ()
     ```
   }];

@@ -6,7 +6,7 @@ Ops issue in program order from one sequencer. Issuing costs nothing and never
 blocks: every engine has its own command queue. The sequencer's issue time
 moves forward only at `npu.wait` (to the completion of the waited tokens) and
 `npu.barrier` (to the moment every engine is idle; with `engines = "compute"`,
-every compute engine; with `engines = "vector"`, the vector unit). An op starts at
+every compute engine; with `engines = "matrix"` or `"vector"`, that unit). An op starts at
 max(its engine's free time, the issue time, the finish of the compute ops it
 depends on); it then occupies its engine for its cycles.
 
@@ -202,12 +202,12 @@ class Machine:
             self.issue_time = compute
         self._prune()
 
-    def vector_barrier(self) -> None:
-        """`npu.barrier {engines = "vector"}`: wait for the vector unit only; the
-        matrix unit keeps running (a later DMA touching what it still uses is a
-        hazard the access check reports)."""
-        if self.engine_free["vector"] > self.issue_time:
-            self.issue_time = self.engine_free["vector"]
+    def unit_barrier(self, engine: str) -> None:
+        """`npu.barrier {engines = "matrix" | "vector"}`: wait for that unit
+        only; the other keeps running (a later DMA touching what it still uses
+        is a hazard the access check reports)."""
+        if self.engine_free[engine] > self.issue_time:
+            self.issue_time = self.engine_free[engine]
         self._prune()
 
     def dma_engine(self, info: OpInfo, channel: int) -> str:

@@ -123,9 +123,9 @@ def npu_barrier(t, op, info):
     if engines == "compute":
         def run(regs):
             machine.compute_barrier()
-    elif engines == "vector":
+    elif engines in ("matrix", "vector"):
         def run(regs):
-            machine.vector_barrier()
+            machine.unit_barrier(engines)
     else:
         def run(regs):
             machine.barrier()

@@ -180,15 +180,17 @@ class BarrierOp(_ods_ir.OpView):
   only: DMAs keep running (their tokens still need an `npu.wait`), and later
   DMAs are ordered after the compute ops issued before it. This is what a
   pipeline needs to refill a tile's buffer while other DMAs are in flight.
-  With `engines = "vector"` it waits for the vector unit alone: the matrix
-  unit keeps computing, so a tile loop can store the tile whose vector
-  epilogue (a requantisation) ended while the next tile's matmul runs.
-  Later DMAs are ordered after the vector ops issued before it, and after
-  the matrix ops those read the results of; not after other matrix ops.
+  With `engines = "matrix"` or `"vector"` it waits for that unit alone:
+  the other keeps computing, so a tile loop can refill the buffers of the
+  tile whose matmul ended, or store the tile whose vector epilogue (a
+  requantisation) ended, while the next tile is computed. Later DMAs are
+  ordered after that unit's ops issued before it, and after the other
+  unit's ops whose results those read; not after the other unit's other ops.
   
   ```mlir
   "npu.barrier"() : () -> ()
   "npu.barrier"() {engines = "compute"} : () -> ()
+  "npu.barrier"() {engines = "matrix"} : () -> ()
   "npu.barrier"() {engines = "vector"} : () -> ()
   ```
   """

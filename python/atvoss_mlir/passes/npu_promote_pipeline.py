@@ -15,10 +15,13 @@ A compute that ends on the vector unit (the requantisation of an int8 conv or
 matmul, one reduction step per tile) issues its matrix op first, so that it
 runs during the previous tile's epilogue:
 
-    iteration t:  npu.wait tile t's loads
+    iteration t:  npu.barrier {engines = "matrix"}    matmul(t-1) is done:
+                  load(t+S-1) of the matmul's operands   its buffers refill
+                  npu.wait tile t's loads
                   matmul(t)
-                  npu.barrier {engines = "vector"}    epilogue(t-1) is done, and
-                  store(t-1), load(t+S-1)             so is matmul(t-1) it read
+                  npu.barrier {engines = "vector"}    epilogue(t-1) is done:
+                  store(t-1), load(t+S-1) of the      its output leaves, the
+                  epilogue's operands                 scales and skip refill
                   npu.wait the previous iteration's store
                   epilogue(t)
     epilogue:     npu.barrier {engines = "compute"}, npu.wait on the tokens the
@@ -97,22 +100,35 @@ class Pipeline:
 
     def emit_overlapped(self, t, in_flight: dict, last_store):
         """Iteration t of a tile program whose compute ends on the vector unit
-        (an int8 op's requantisation): the barrier waits for the vector unit
-        alone, after the matmul of tile t is issued, so that matmul overlaps
-        the epilogue of tile t-1, whose end (and hence its matmul's, which the
-        epilogue reads) the barrier waits for. (store, loaded) as in `emit`."""
+        (an int8 op's requantisation). Two barriers, each on one unit: the
+        matrix one lets the operands only the matmul reads refill as soon as
+        the matmul of tile t-1 ends; the vector one, after the matmul of tile
+        t is issued, waits for the epilogue of tile t-1 (and hence for its
+        matmul, which the epilogue reads), so the matmul of tile t overlaps it.
+        (store, loaded) as in `emit`."""
         program = self.program
-        npu.WaitOp([in_flight[role][0] for role in self.roles])
+        epilogue_reads = program.epilogue_reads()
+        # A padded window's halo is refilled on the vector unit after the epilogue.
+        late = [role for role in self.roles
+                if role in epilogue_reads or program.staged[role].operand.pad_value is not None]
+        early = [role for role in self.roles if role not in epilogue_reads]
+        npu.BarrierOp(engines="matrix")
+        loaded = self.load_ahead(t, in_flight, [role for role in self.roles if role not in late])
+        if early:
+            npu.WaitOp([in_flight[role][0] for role in early])
         issued = {}
 
         def before_epilogue():
             npu.BarrierOp(engines="vector")
             issued["store"] = self.store_previous(t, last_store)
-            issued["loaded"] = self.load_ahead(t, in_flight)
-            if last_store is not None:   # tile t's output buffer, stored from t-2
-                npu.WaitOp([last_store])
+            loaded.update(self.load_ahead(t, in_flight, late))
+            # The epilogue's tiles, and tile t's output buffer (stored from t-2).
+            waited = [in_flight[role][0] for role in self.roles if role in epilogue_reads] + \
+                ([last_store] if last_store is not None else [])
+            if waited:
+                npu.WaitOp(waited)
         program.compute(t, before_epilogue)
-        return issued["store"], issued["loaded"]
+        return issued["store"], loaded
 
     def store_previous(self, t, last_store):
         """Store tile t-1 when the output tile changes at t; the store's token
@@ -127,13 +143,17 @@ class Pipeline:
         return when_yielding(changed, lambda: [program.store(sub(t, 1), wait=False)],
                              [last_store])[0]
 
-    def load_ahead(self, t, in_flight: dict) -> dict:
-        """Start the loads of tile t+S-1; role -> its token (or the newest one)."""
+    def load_ahead(self, t, in_flight: dict, only=None) -> dict:
+        """Start the loads of tile t+S-1 (of the roles in `only`, when given);
+        role -> its token (or the newest one)."""
         program = self.program
         later = add(t, self.stages - 1)
         exists = compare("ult", later, program.iterations)
         loaded = {}
         for period, roles in self.groups.items():
+            roles = [role for role in roles if only is None or role in only]
+            if not roles:
+                continue
             tokens = when_yielding(
                 both(exists, program.changes_at(period, later)),
                 lambda roles=roles: list(program.load(roles, later, wait=False).values()),

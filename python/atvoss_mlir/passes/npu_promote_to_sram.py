@@ -177,6 +177,11 @@ class TileProgram(TileSpace):
                           if dim.reduction)
         return REQUANTIZE in self.problem.details and bool(self.accumulators) and steps == 1
 
+    def epilogue_reads(self) -> set:
+        """The operands only the vector epilogue reads (has_vector_epilogue): the
+        requantisation's scales, the residual's skip tile."""
+        return {role for role in self.staged if role in ("scales", "skip")}
+
     def compute(self, t, before_epilogue=None) -> None:
         """Compute tile t, with the reduction's first/last-step variants.
         `before_epilogue` (with has_vector_epilogue) emits what comes between

@@ -389,8 +389,10 @@ def check_barrier(op, report: Reporter, target: NpuTarget) -> None:
     if "engines" not in op.attributes:
         return
     engines = op.attributes["engines"]
-    if not (isinstance(engines, ir.StringAttr) and engines.value in ("all", "compute", "vector")):
-        report.error(op, f"engines must be \"all\", \"compute\" or \"vector\", got {engines}")
+    if not (isinstance(engines, ir.StringAttr)
+            and engines.value in ("all", "compute", "matrix", "vector")):
+        report.error(op, f"engines must be \"all\", \"compute\", \"matrix\" or \"vector\", "
+                         f"got {engines}")
 
 
 def check_clip_bounds(op, report: Reporter) -> None:

@@ -1,9 +1,9 @@
 """npu-verify's checks of DMA tokens and hazards: every token reaches an
 `npu.wait`; no op touches a buffer a pending DMA fills or reads (an
-`npu.barrier` completes every DMA, one with `engines = "compute"` or
-`"vector"` none); no DMA touches a buffer a compute op issued since the last
-`npu.barrier` of any kind uses (since a `"vector"` one: a vector op, or a
-matrix op whose result a vector op after it reads)."""
+`npu.barrier` completes every DMA, one with `engines = "compute"`,
+`"matrix"` or `"vector"` none); no DMA touches a buffer a compute op issued
+since the last `npu.barrier` of any kind uses (since a `"matrix"` one: a matrix
+op, or a vector op whose result a matrix op after it reads; and conversely)."""
 
 from __future__ import annotations
 
@@ -194,21 +194,22 @@ def barrier_engines(barrier) -> str:
 
 
 def waits_for_compute_only(barrier) -> bool:
-    """`npu.barrier {engines = "compute" | "vector"}`: orders later DMAs after
-    earlier compute, but completes no DMA."""
-    return barrier_engines(barrier) in ("compute", "vector")
+    """`npu.barrier {engines = "compute" | "matrix" | "vector"}`: orders later
+    DMAs after earlier compute, but completes no DMA."""
+    return barrier_engines(barrier) in ("compute", "matrix", "vector")
 
 
-def finished_at_vector_barrier(running: dict[ir.Value, list]) -> set:
-    """The compute ops of `running` an `npu.barrier {engines = "vector"}` waits
-    for: the vector ops, and the matrix ops whose result a vector op issued
-    after them reads (the vector unit scoreboards it)."""
-    finished = {id(op) for users in running.values() for op, _ in users
-                if op.name not in MATRIX_OPS}
+def finished_at_unit_barrier(running: dict[ir.Value, list], unit: str) -> set:
+    """The compute ops of `running` an `npu.barrier {engines = unit}` waits for
+    ("matrix" or "vector"): that unit's ops, and the other unit's ops whose
+    result one of them issued after it reads (the units scoreboard each other)."""
+    def on_unit(op) -> bool:
+        return (op.name in MATRIX_OPS) == (unit == "matrix")
+    finished = {id(op) for users in running.values() for op, _ in users if on_unit(op)}
     for users in running.values():
         for position, (op, writes) in enumerate(users):
-            if op.name in MATRIX_OPS and writes and any(
-                    id(later) in finished and not later_writes
+            if not on_unit(op) and writes and any(
+                    id(later) in finished and on_unit(later) and not later_writes
                     for later, later_writes in users[position + 1:]):
                 finished.add(id(op))
     return finished
@@ -251,8 +252,8 @@ def check_dma_after_compute(block: ir.Block, running: dict[ir.Value, list], repo
     returns the state at the end of the block."""
     running = {buffer: list(users) for buffer, users in running.items()}
     for op in block_ops(block):
-        if op.name == "npu.barrier" and barrier_engines(op) == "vector":
-            finished = finished_at_vector_barrier(running)
+        if op.name == "npu.barrier" and barrier_engines(op) in ("matrix", "vector"):
+            finished = finished_at_unit_barrier(running, barrier_engines(op))
             running = {buffer: kept for buffer, users in running.items()
                        if (kept := [(user, writes) for user, writes in users
                                     if id(user) not in finished])}

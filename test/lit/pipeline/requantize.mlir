@@ -9,12 +9,14 @@
 // only int8 reaches DRAM. With the reduction split, the accumulator carries
 // the partial sums and is requantised once, after the last step.
 
-// In the tile loop, the barrier after a tile's matmul waits for the vector
-// unit alone: the previous tile's requantisation (and hence its matmul) is
-// done, its int8 tile is stored and its buffers refilled while this matmul
-// runs; this tile's requantisation follows. With the reduction split the
-// iteration keeps the compute barrier (a matmul that is no last step has no
-// requantisation to order it).
+// In the tile loop, each barrier waits for one unit. The first, for the
+// matrix unit: the previous tile's matmul is done and the buffers only a
+// matmul reads refill. The one after the tile's matmul, for the vector unit:
+// the previous tile's requantisation (and hence its matmul) is done, its int8
+// tile is stored and the epilogue's tiles (the residual's skip tile) refill
+// while this matmul runs; this tile's requantisation follows. With the
+// reduction split the iteration keeps the compute barrier (a matmul that is
+// no last step has no requantisation to order it).
 
 // CHECK-LABEL: func.func @matmul$requantize
 // CHECK-NOT:     memref.alloc() {{.*}}xi32>
@@ -129,9 +131,16 @@ func.func @add$quantized(%a: tensor<16x16x64xi8>, %b: tensor<16x16x64xi8>) -> te
 // the skip tile loaded beside it, and only the sum is stored. At -fusion=1 the
 // add is its own tile program, which loads the stored int8 result back.
 // CHECK-LABEL: func.func @matmul$requantize_add
-// CHECK:         "npu.matmul"
-// CHECK-NEXT:    "npu.barrier"() {engines = "vector"}
-// CHECK:         "npu.requantize"(%{{.*}}, %[[TILE:[^,]*]], %{{.*}})
+// CHECK:         scf.for %{{.*}} iter_args(%[[LHS:[^ ]*]] = %{{.*}}, %[[SKIP:[^ ]*]] = %{{.*}}, %[[STORED:[^ ]*]] = %{{.*}})
+// CHECK-NEXT:      "npu.barrier"() {engines = "matrix"}
+// CHECK:           "npu.dma_load"({{.*}} : (memref<32x96xi8
+// CHECK:           "npu.wait"(%[[LHS]])
+// CHECK:           "npu.matmul"
+// CHECK-NEXT:      "npu.barrier"() {engines = "vector"}
+// CHECK:           "npu.dma_store"
+// CHECK:           "npu.dma_load"({{.*}} : (memref<32x80xi8
+// CHECK:           "npu.wait"(%[[SKIP]], %[[STORED]])
+// CHECK-NEXT:      "npu.requantize"(%{{.*}}, %[[TILE:[^,]*]], %{{.*}})
 // CHECK:         "npu.quantized_add"(%[[TILE]], %{{.*}}, %[[TILE]]) {input_shift = 128 : i64
 // CHECK-NOT:     "npu.quantized_add"
 // CHECK:         return

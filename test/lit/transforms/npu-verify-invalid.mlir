@@ -664,8 +664,24 @@ func.func @load$after_vector_barrier_while_matmul_runs(%src: memref<64x32xi8>, %
 
 // -----
 
+// A matrix barrier does not wait for the vector unit: storing what a vector
+// op writes races with it, though the matmul it reads is done.
+func.func @store$after_matrix_barrier_while_requantize_runs(%a: memref<64x32xi8, 1>, %b: memref<32x64xi8, 1>, %c: memref<64x64xi32, 1>, %dst: memref<64x64xi8>) {
+  %o = "npu.alloc"() : () -> memref<64x64xi8, 1>
+  "npu.matmul"(%a, %b, %c) {accumulate = false, activation = "none"} : (memref<64x32xi8, 1>, memref<32x64xi8, 1>, memref<64x64xi32, 1>) -> ()
+  // expected-note @below {{the compute op, with no npu.barrier after it}}
+  "npu.requantize"(%c, %o) {scale = 1.0 : f64, zero_point = 0 : i64} : (memref<64x64xi32, 1>, memref<64x64xi8, 1>) -> ()
+  "npu.barrier"() {engines = "matrix"} : () -> ()
+  // expected-error @below {{'npu.dma_store' op reads SRAM buffer %0 that a compute op issued before it may still be using}}
+  %t = "npu.dma_store"(%o, %dst) {channel = 0 : i64} : (memref<64x64xi8, 1>, memref<64x64xi8>) -> !npu.token
+  "npu.wait"(%t) : (!npu.token) -> ()
+  return
+}
+
+// -----
+
 func.func @barrier$unknown_engines() {
-  // expected-error @below {{'npu.barrier' op engines must be "all", "compute" or "vector", got "dma"}}
+  // expected-error @below {{'npu.barrier' op engines must be "all", "compute", "matrix" or "vector", got "dma"}}
   "npu.barrier"() {engines = "dma"} : () -> ()
   return
 }

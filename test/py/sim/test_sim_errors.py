@@ -101,6 +101,26 @@ def test_vector_barrier_waits_for_the_matmul_its_vector_op_reads():
     assert sorted(later) == ["npu.dma_load", "npu.dma_store"]
 
 
+MATRIX_BARRIER = '"npu.barrier"() {engines = "matrix"} : () -> ()'
+
+
+def test_matrix_barrier_refills_the_matmuls_input_but_not_the_vector_ops_output():
+    """After a matrix barrier the matmul's input may be reloaded while the
+    vector op reading its result runs on; storing that op's result races."""
+    result = simulate(program(f"%t = {LOAD}", '"npu.wait"(%t) : (!npu.token) -> ()', MATMUL,
+                              RELU, MATRIX_BARRIER, f"%t2 = {LOAD}",
+                              '"npu.wait"(%t2) : (!npu.token) -> ()'),
+                      timing_only=True, trace=True)
+    relu = next(e for e in result.trace_events if e.name == "npu.activation")
+    reload = [e for e in result.trace_events if e.name == "npu.dma_load"][-1]
+    assert reload.start < relu.finish
+    line, message = error_of(program(f"%t = {LOAD}", '"npu.wait"(%t) : (!npu.token) -> ()',
+                                     MATMUL, RELU, MATRIX_BARRIER, f"%s = {STORE}"))
+    assert line == 9
+    assert message.startswith("npu.dma_store: reads SRAM bytes")
+    assert "npu.activation at -:7:" in message and "read-after-write" in message
+
+
 def test_load_into_a_tile_a_pending_store_reads_is_a_war_hazard():
     line, message = error_of(program(
         f"%t = {LOAD}", '"npu.wait"(%t) : (!npu.token) -> ()', MATMUL, BARRIER,
