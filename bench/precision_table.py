@@ -23,7 +23,7 @@ by fp16's cycles and DRAM bytes (read + write). A precision is on the
 cycles/error frontier when no other one has fewer cycles and no more error,
 or less error and no more cycles (error: the NPU program's).
 
-    python bench/precision_table.py [--models small_cnn,resnet50]
+    python bench/precision_table.py [--models small_cnn,resnet50,densenet121,...]
         [--precisions fp32,fp16,int8,mixed,mixed:0.9999] [--samples 8] [--evaluate 4]
         [--numerics small_cnn,resnet50]
 """
@@ -47,8 +47,9 @@ import zoo
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "examples")
 MODELS = {
     "small_cnn": lambda: onnx.load(os.path.join(EXAMPLES, "small_cnn.onnx")),
-    "resnet50": zoo.resnet50,
+    **zoo.MODELS,
 }
+DEFAULT_MODELS = "small_cnn,resnet50"
 # int8 ResNet-50 against fp16 (the issue's goals).
 CYCLES_GOAL, DRAM_GOAL = 0.5, 0.55
 
@@ -139,7 +140,8 @@ def frontier(rows: dict) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--models", default=DEFAULT_MODELS,
+                        help=f"of {', '.join(MODELS)}")
     parser.add_argument("--precisions", default="fp32,fp16,int8,mixed")
     parser.add_argument("--samples", type=int, default=8, help="calibration samples")
     parser.add_argument("--evaluate", type=int, default=4, help="samples the error is over")

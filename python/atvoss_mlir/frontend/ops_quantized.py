@@ -66,8 +66,17 @@ def quantization(node, scale_index: int, zp_index: int, data_dtype=None) -> Quan
     if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
         raise ImportFailure("scales must be finite and positive")
     unsigned = dtype == np.uint8
+    scale, zero_point = per_tensor_when_single(scale, zero_point)
     zp = np.zeros(scale.shape, np.int32) if zero_point is None else zero_point.astype(np.int32)
     return Quantization(scale.astype(np.float32), zp - UINT8_SHIFT if unsigned else zp, unsigned)
+
+
+def per_tensor_when_single(scale: np.ndarray, zero_point):
+    """A one-element 1-D scale (and zero point) is per tensor, as onnxruntime
+    takes it (its quantiser writes shape [1] scales for some constants)."""
+    if scale.ndim == 1 and scale.size == 1 and (zero_point is None or zero_point.size == 1):
+        return scale.reshape(()), None if zero_point is None else zero_point.reshape(())
+    return scale, zero_point
 
 
 def held(array: np.ndarray) -> np.ndarray:
@@ -258,6 +267,7 @@ def fold_dequantize_linear(node, inputs):
     x, scale = inputs[0], inputs[1]
     zero_point = inputs[2] if len(inputs) > 2 and inputs[2] is not None else \
         np.zeros((), x.dtype)
+    scale, zero_point = per_tensor_when_single(scale, zero_point)
     if x.dtype not in QUANT_DTYPES + (np.dtype(np.int32),) or scale.ndim > 1 \
             or zero_point.ndim and zero_point.shape != scale.shape:
         return None   # the handler says why

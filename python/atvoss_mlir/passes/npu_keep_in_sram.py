@@ -127,6 +127,10 @@ class Plan:
         self.problems = [self.problems[i] for i in kept]
         self.absorbed = absorbed
         self.index = {op: i for i, op in enumerate(self.ops)}
+        # The op whose problem an absorbed op is folded into (a requantisation
+        # writes the int8 buffer of its conv's problem).
+        self.owner = {a.operation: i for i, problem in enumerate(self.problems)
+                      for a in problem.absorbed_ops}
         self.kept: list[Candidate] = []
         self.padded = set()     # the tensors of candidates kept padded
         self._cost = {}
@@ -209,15 +213,17 @@ class Plan:
                for use in alloc.results[0].uses):
             return None
         # Its ops then take a strided view of the padded buffer: one that would
-        # compute on the tensor in place must take such a view too.
+        # compute on the tensor in place must take such a view too, in its own
+        # order (a transposing op copies a strided view whole through a tile).
         for use in alloc.results[0].uses:
-            if use.owner.operation not in self.index:
+            user = use.owner.operation
+            if user not in self.index and user not in self.owner:
                 continue
-            problem = self.problems[self.index[use.owner.operation]]
-            if not takes_strided_view(problem) and any(
-                    root_buffer(o.value) == alloc.results[0]
-                    and all(isinstance(part, (Tiled, Whole)) for part in o.region)
-                    for o in problem.operands):
+            problem = self.problems[self.index[user] if user in self.index else self.owner[user]]
+            if any(root_buffer(o.value) == alloc.results[0]
+                   and all(isinstance(part, (Tiled, Whole)) for part in o.region)
+                   and (not takes_strided_view(problem) or o.permuted())
+                   for o in problem.operands):
                 return None
         found = padded_copy_target(copy, self.block)
         if found is None:

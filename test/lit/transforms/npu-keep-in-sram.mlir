@@ -122,3 +122,83 @@ func.func @conv$padded_and_reshaped(%x: memref<1x8x8x16xf32>, %w1: memref<1x1x16
   linalg.copy ins(%c : memref<64x16xf32>) outs(%flat : memref<64x16xf32>)
   return
 }
+
+// -----
+
+// Refused padding: the producer writes the tensor transposed (NCHW in, NHWC
+// out), which it can do in place on a whole buffer but not through the
+// strided interior of a padded one; the tensor is kept whole and the conv
+// copies it into its padded SRAM tile.
+
+// CHECK-LABEL: func.func @conv$padded_after_a_transposing_producer
+// CHECK:         %[[T:.*]] = "npu.alloc"() {npu.resident, offset = {{[0-9]+}} : i64} : () -> memref<1x8x8x16xf32, 1>
+// CHECK:         linalg.generic {{.*}} outs(%[[T]] : memref<1x8x8x16xf32, 1>)
+// CHECK:         memref.copy %[[T]]
+#nchw = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#to_nhwc = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3, d1)>
+func.func @conv$padded_after_a_transposing_producer(%x: memref<1x16x8x8xf32>, %w2: memref<3x3x16x16xf32>, %out: memref<1x8x8x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<1x8x8x16xf32>
+  // expected-remark @below {{kept 'linalg.generic' output in SRAM}}
+  linalg.generic {indexing_maps = [#nchw, #to_nhwc], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : memref<1x16x8x8xf32>) outs(%t : memref<1x8x8x16xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  }
+  %p = memref.alloc() : memref<1x10x10x16xf32>
+  linalg.fill ins(%zero : f32) outs(%p : memref<1x10x10x16xf32>)
+  %interior = memref.subview %p[0, 1, 1, 0] [1, 8, 8, 16] [1, 1, 1, 1] : memref<1x10x10x16xf32> to memref<1x8x8x16xf32, strided<[1600, 160, 16, 1], offset: 176>>
+  memref.copy %t, %interior : memref<1x8x8x16xf32> to memref<1x8x8x16xf32, strided<[1600, 160, 16, 1], offset: 176>>
+  linalg.fill ins(%zero : f32) outs(%out : memref<1x8x8x16xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%p, %w2 : memref<1x10x10x16xf32>, memref<3x3x16x16xf32>) outs(%out : memref<1x8x8x16xf32>)
+  return
+}
+
+// -----
+
+// Refused padding: the tensor is an int8 1x1 conv's requantised result (the
+// requantisation is folded into the conv's tile program), and that conv, an
+// implicit GEMM, views its output as a matrix: it cannot write the strided
+// interior of a padded buffer. The tensor is kept whole.
+
+// CHECK-LABEL: func.func @conv$padded_after_an_int8_implicit_gemm
+// CHECK:         %[[T:.*]] = "npu.alloc"() {npu.resident, offset = {{[0-9]+}} : i64} : () -> memref<1x8x8x16xi8, 1>
+// CHECK:         linalg.generic {{.*}} outs(%[[T]] : memref<1x8x8x16xi8, 1>)
+// CHECK:         memref.copy %[[T]]
+#identity4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#channel4 = affine_map<(d0, d1, d2, d3) -> (d3)>
+func.func @conv$padded_after_an_int8_implicit_gemm(%x: memref<1x8x8x32xi8>, %w1: memref<1x1x32x16xi8>, %bias: memref<16xi32>, %scales: memref<16xf32>, %w2: memref<3x3x16x16xi8>, %out: memref<1x8x8x16xi32>) {
+  %zero = arith.constant 0 : i8
+  %zero32 = arith.constant 0 : i32
+  %acc = memref.alloc() : memref<1x8x8x16xi32>
+  linalg.broadcast ins(%bias : memref<16xi32>) outs(%acc : memref<1x8x8x16xi32>) dimensions = [0, 1, 2]
+  // expected-remark @below {{kept 'linalg.conv_2d_nhwc_hwcf' output in SRAM for 'linalg.conv_2d_nhwc_hwcf' at line}}
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, npu.conv_strategy = "implicit-gemm"}
+      ins(%x, %w1 : memref<1x8x8x32xi8>, memref<1x1x32x16xi8>) outs(%acc : memref<1x8x8x16xi32>)
+  %t = memref.alloc() : memref<1x8x8x16xi8>
+  linalg.generic {indexing_maps = [#identity4, #channel4, #identity4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%acc, %scales : memref<1x8x8x16xi32>, memref<16xf32>) outs(%t : memref<1x8x8x16xi8>) {
+  ^bb0(%a: i32, %s: f32, %o: i8):
+    %zp = arith.constant -3.0 : f32
+    %lo = arith.constant -128.0 : f32
+    %hi = arith.constant 127.0 : f32
+    %f = arith.sitofp %a : i32 to f32
+    %m = arith.mulf %f, %s : f32
+    %r = math.roundeven %m : f32
+    %z = arith.addf %r, %zp : f32
+    %c1 = arith.maximumf %z, %lo : f32
+    %c2 = arith.minimumf %c1, %hi : f32
+    %y = arith.fptosi %c2 : f32 to i8
+    linalg.yield %y : i8
+  }
+  %p = memref.alloc() : memref<1x10x10x16xi8>
+  linalg.fill ins(%zero : i8) outs(%p : memref<1x10x10x16xi8>)
+  %interior = memref.subview %p[0, 1, 1, 0] [1, 8, 8, 16] [1, 1, 1, 1] : memref<1x10x10x16xi8> to memref<1x8x8x16xi8, strided<[1600, 160, 16, 1], offset: 176>>
+  memref.copy %t, %interior : memref<1x8x8x16xi8> to memref<1x8x8x16xi8, strided<[1600, 160, 16, 1], offset: 176>>
+  linalg.fill ins(%zero32 : i32) outs(%out : memref<1x8x8x16xi32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%p, %w2 : memref<1x10x10x16xi8>, memref<3x3x16x16xi8>) outs(%out : memref<1x8x8x16xi32>)
+  return
+}

@@ -307,6 +307,70 @@ def test_qdq_residual_block_is_bit_exact_and_its_add_runs_in_the_conv(activation
     assert not any(op["node"] == "add" for op in compiled.report["ops"])
 
 
+def batch_norm(name: str, channels: int) -> dict:
+    return {f"{name}.s": (1 + 0.1 * RNG.standard_normal(channels)).astype(np.float32),
+            f"{name}.b": weight(channels, scale=0.1), f"{name}.m": weight(channels, scale=0.1),
+            f"{name}.v": (1 + 0.1 * RNG.random(channels)).astype(np.float32)}
+
+
+def batch_norm_node(name: str, x: str, y: str):
+    return helper.make_node("BatchNormalization",
+                            [x, f"{name}.s", f"{name}.b", f"{name}.m", f"{name}.v"], [y])
+
+
+def dense_layer() -> onnx.ModelProto:
+    """DenseNet's layer: batch norm and ReLU before each conv (the first batch
+    norm folds into no conv: onnxruntime's quantiser gives its bias an int32
+    DequantizeLinear with a one-element scale), a 1x1 bottleneck, a 3x3
+    conv, the input concatenated."""
+    nodes = [batch_norm_node("bn1", "x", "n1"), helper.make_node("Relu", ["n1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w1"], ["c1"]),
+             batch_norm_node("bn2", "c1", "n2"), helper.make_node("Relu", ["n2"], ["r2"]),
+             helper.make_node("Conv", ["r2", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+             helper.make_node("Concat", ["x", "c2"], ["y"], axis=1)]
+    return model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 14, 14])],
+                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                    {**batch_norm("bn1", 32), **batch_norm("bn2", 64),
+                     "w1": weight(64, 32, 1, 1, scale=0.2), "w2": weight(16, 64, 3, 3, scale=0.05)})
+
+
+def shuffle_unit() -> onnx.ModelProto:
+    """ShuffleNet's stride-2 unit: grouped 1x1, channel shuffle, 3x3
+    depthwise stride 2, grouped 1x1; an average-pooled shortcut concatenated."""
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], group=3),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Reshape", ["r1", "s1"], ["t1"]),
+             helper.make_node("Transpose", ["t1"], ["t2"], perm=[0, 2, 1, 3, 4]),
+             helper.make_node("Reshape", ["t2", "s2"], ["shuffled"]),
+             helper.make_node("Conv", ["shuffled", "wd"], ["dw"], group=48, strides=[2, 2],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["dw", "w2"], ["c2"], group=3),
+             helper.make_node("AveragePool", ["x"], ["p"], kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Concat", ["p", "c2"], ["cat"], axis=1),
+             helper.make_node("Relu", ["cat"], ["y"])]
+    return model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 24, 28, 28])],
+                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                    {"w1": weight(48, 8, 1, 1), "s1": np.array([1, 3, 16, 28, 28], np.int64),
+                     "s2": np.array([1, 48, 28, 28], np.int64), "wd": weight(48, 1, 3, 3),
+                     "w2": weight(48, 16, 1, 1)})
+
+
+@pytest.mark.parametrize("block", [dense_layer, shuffle_unit])
+@pytest.mark.parametrize("target", ["npu", "npu -max-sram-bytes=262144"])
+def test_quantised_zoo_blocks_match_onnxruntime(block, target, tmp_path):
+    """Blocks of the zoo's networks as onnxruntime's quantiser writes them
+    compile (at the default SRAM and a smaller one) and give onnxruntime's
+    outputs."""
+    model = quantized(block(), QuantType.QUInt8, True, tmp_path)
+    shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    x = RNG.standard_normal(shape).astype(np.float32)
+    compiled = atvoss_mlir.compile(model, target)
+    (ours,) = compiled.run({"x": x}).values()
+    assert_within_one_lsb(ours, reference(model, {"x": x})[0], output_scale(model))
+    assert compiled.fallback_ops == []
+
+
 def test_qdq_weights_that_leave_int8_are_computed_in_float_with_a_remark(tmp_path):
     """uint8 weights with a zero point of 0 reach 255 once centred: the Conv
     runs in float between its DequantizeLinear and QuantizeLinear."""
