@@ -35,6 +35,13 @@ def consumers(graph: onnx.GraphProto) -> dict[str, int]:
     return counts
 
 
+
+# BatchNormalization's attributes and their types.
+BATCH_NORM_ATTRIBUTES = {"epsilon": onnx.AttributeProto.FLOAT,
+                         "momentum": onnx.AttributeProto.FLOAT,
+                         "training_mode": onnx.AttributeProto.INT,
+                         "spatial": onnx.AttributeProto.INT}
+
 class Folder:
     def __init__(self, model: onnx.ModelProto):
         self.model = model
@@ -71,6 +78,8 @@ class Folder:
         params = [self.constant(name) if name else None for name in bn.input[1:5]]
         if len(params) != 4 or any(p is None for p in params):
             return False
+        if any(a.type != BATCH_NORM_ATTRIBUTES.get(a.name, a.type) for a in bn.attribute):
+            return False   # malformed: the importer says so at the BatchNormalization
         attributes = {a.name: onnx.helper.get_attribute_value(a) for a in bn.attribute}
         if attributes.get("training_mode", 0) or any(bn.output[1:]):
             return False

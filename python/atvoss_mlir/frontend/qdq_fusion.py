@@ -116,8 +116,12 @@ class QdqGraph:
         return scale, zero
 
 
-def _axis(node: onnx.NodeProto) -> int:
-    return next((a.i for a in node.attribute if a.name == "axis"), 1)
+def _axis(node: onnx.NodeProto) -> int | None:
+    """The node's `axis` (1 when absent); None when it is not an integer."""
+    attribute = next((a for a in node.attribute if a.name == "axis"), None)
+    if attribute is None:
+        return 1
+    return attribute.i if attribute.type == onnx.AttributeProto.INT else None
 
 
 def _attribute(node: onnx.NodeProto, name: str, default):
@@ -158,6 +162,8 @@ def _float_reason(graph: QdqGraph, node: onnx.NodeProto) -> str | None:
     w_scale, w_zero = graph.params(w)
     if x_zero.shape != x_scale.shape or w_zero.shape != w_scale.shape:
         return "a zero point's shape is not its scale's"
+    if _axis(w) is None:
+        return "the weights' DequantizeLinear has an `axis` that is not an integer"
     axis = _axis(w) % weight.ndim
     wanted = 0 if node.op_type == "Conv" else (0 if _attribute(node, "transB", 0) else 1)
     if w_scale.ndim and axis != wanted:

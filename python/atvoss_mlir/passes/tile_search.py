@@ -41,7 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..recipes.problem import in_place
+from ..recipes.problem import Tiled, in_place
+from ..recipes.requantize import REQUANTIZE
 from .. import machine_model
 from ..target import NpuTarget
 from .tile_cost import _dma_view, aligned, move_cycles, padding_fills, program_cycles, tile_bytes
@@ -107,11 +108,22 @@ def loop_orders(problem) -> list[tuple]:
 MAX_CANDIDATES = 40000
 
 
+def written_by_tiles(problem, operand) -> bool:
+    """A resident int8 output the op writes tile by tile in place: each tile's
+    requantisation writes its view of the tensor from the tile's own int32
+    accumulator (a whole-tensor accumulator would be four times its size)."""
+    return operand.is_output and REQUANTIZE in problem.details \
+        and all(isinstance(part, Tiled) for part in operand.region) \
+        and in_place(problem, operand)
+
+
 def whole_dims(problem) -> set[int]:
     """The loop dims of tensors kept in SRAM, which are never tiled (a dim the
     recipe only takes one at a time stays so: `reads_resident_whole` says
-    whether the op can then read the tensor a slice at a time)."""
-    return {d for operand in problem.operands if operand.resident
+    whether the op can then read the tensor a slice at a time); but those of
+    an output `written_by_tiles`."""
+    return {d for operand in problem.operands
+            if operand.resident and not written_by_tiles(problem, operand)
             for d in operand.loop_dims() if problem.dims[d].candidates != "one"}
 
 
@@ -120,7 +132,7 @@ def reads_resident_whole(problem, tiles) -> bool:
     dims its SRAM tile drops (a batch the op takes one at a time), on which it
     computes in place a slice at a time."""
     for operand in problem.operands:
-        if not operand.resident:
+        if not operand.resident or written_by_tiles(problem, operand):
             continue
         sliced = {part.dim for axis, part in enumerate(operand.region)
                   if axis in operand.dropped} if in_place(problem, operand) else set()

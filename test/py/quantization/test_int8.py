@@ -371,6 +371,32 @@ def test_quantised_zoo_blocks_match_onnxruntime(block, target, tmp_path):
     assert compiled.fallback_ops == []
 
 
+def test_int8_result_kept_in_sram_is_written_tile_by_tile(tmp_path):
+    """A 1x1 conv's 200 KB int8 result read by two convs stays in SRAM: the
+    conv writes it tile by tile from a tile-sized int32 accumulator (a
+    whole-tensor one, 800 KB, would not fit beside it), and the outputs stay
+    within one step of onnxruntime."""
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="expand"),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["p"], name="project"),
+             helper.make_node("Conv", ["r1", "w3", "b3"], ["s"], name="side"),
+             helper.make_node("Add", ["p", "s"], ["y"], name="add")]
+    model = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 28, 28])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                     {"w1": weight(256, 64, 1, 1, scale=0.1), "b1": weight(256),
+                      "w2": weight(64, 256, 1, 1, scale=0.05), "b2": weight(64),
+                      "w3": weight(64, 256, 1, 1, scale=0.05), "b3": weight(64)})
+    model = quantized(model, QuantType.QUInt8, True, tmp_path)
+    x = RNG.standard_normal((1, 64, 28, 28)).astype(np.float32)
+    (ours,), compiled = compiled_outputs(model, {"x": x})
+    assert_within_one_lsb(ours, reference(model, {"x": x})[0], output_scale(model))
+    assert any("kept 'linalg.conv_2d_nhwc_hwcf' output in SRAM for 'project', 'side' (200704 B"
+               in r.message for r in compiled.remarks)
+    tiles = [op["count"] for op in compiled.report["ops"]
+             if op["op"] == "npu.matmul" and op["node"] == "expand"]
+    assert tiles and tiles[0] > 1
+
+
 def test_qdq_weights_that_leave_int8_are_computed_in_float_with_a_remark(tmp_path):
     """uint8 weights with a zero point of 0 reach 255 once centred: the Conv
     runs in float between its DequantizeLinear and QuantizeLinear."""

@@ -36,6 +36,11 @@ def model(node, inputs, initializers=()):
      [("w", np.ones((4, 4, 3, 3), np.float32))],
      "node 'conv' (Conv, opset 17): 4 input channels, 4 filters of 4 channels and group 0 do "
      "not match"),
+    (helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], name="bn",
+                      epsilon="SAME_UPPER"),
+     [("x", [1, 4, 8, 8])], [(n, np.ones(4, np.float32)) for n in "sbmv"],
+     "node 'bn' (BatchNormalization, opset 17): attribute 'epsilon' is STRING, "
+     "BatchNormalization takes FLOAT"),
     (helper.make_node("MaxPool", ["x"], ["y"], name="pool"), [("x", [1, 4, 8, 8])], (),
      "node 'pool' (MaxPool, opset 17): expects an input of rank 4 (3 for 1-D pooling) and a "
      "kernel_shape of its spatial rank, got [1, 4, 8, 8] and None"),
