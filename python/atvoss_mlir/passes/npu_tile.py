@@ -57,7 +57,7 @@ from ..block_order import unchanged_blocks
 from ..recipes import linalg_ops, tiling_problem
 from ..recipes.loops import tile_with_loops
 from ..recipes.problem import (DATAFLOW_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR, OperandTile,
-                               Strided, TilingProblem, Unsupported, element_bytes)
+                               Strided, TilingProblem, Unsupported, element_bytes, root_buffer)
 from ..target import NpuTarget
 from . import ModulePass, PassContext
 from .npu_keep_in_sram import resident_budgets
@@ -137,9 +137,11 @@ def refused_element_type(op) -> str | None:
     return None
 
 
-def sram_left(op, target: NpuTarget, budgets: dict) -> NpuTarget:
+def sram_left(op, target: NpuTarget, budgets: dict, problem=None) -> NpuTarget:
     """The target with the SRAM an op's tiles may use: below the tensors kept in
-    SRAM (npu-keep-in-sram) that live across it."""
+    SRAM (npu-keep-in-sram) that live across it, and below those its `problem`
+    writes (an int8 result the op's folded requantisation writes is allocated
+    after the op)."""
     outer = op.operation
     while outer.parent is not None and outer.parent.name != "func.func":
         outer = outer.parent
@@ -147,6 +149,10 @@ def sram_left(op, target: NpuTarget, budgets: dict) -> NpuTarget:
     if block not in budgets:
         budgets[block] = resident_budgets(block, target.max_sram_bytes)
     budget = budgets[block].get(outer, target.max_sram_bytes)
+    for operand in problem.operands if problem is not None else ():
+        alloc = root_buffer(operand.value).owner
+        if operand.resident and alloc.name == "npu.alloc" and "offset" in alloc.attributes:
+            budget = min(budget, ir.IntegerAttr(alloc.attributes["offset"]).value)
     if budget == target.max_sram_bytes:
         return target
     return dataclasses.replace(target, max_sram_bytes=budget)
@@ -194,7 +200,7 @@ class NpuTile(ModulePass):
                     diagnostics.remark(op.location, f"'{op.name}' stays on the fallback "
                                                     f"engine: {reason}")
                     continue
-                target = sram_left(op, context.target, budgets)
+                target = sram_left(op, context.target, budgets, problem)
                 explicit = list(self.tile_sizes) or None
                 if explicit is not None and len(explicit) != len(problem.dims):
                     names = ", ".join(d.name for d in problem.dims)

@@ -397,6 +397,28 @@ def test_int8_result_kept_in_sram_is_written_tile_by_tile(tmp_path):
     assert tiles and tiles[0] > 1
 
 
+def test_quantised_inception_at_a_small_sram_matches_onnxruntime():
+    """Inception-v1 (bench/zoo.py, 112x112) in int8 at 448 KiB of SRAM: a
+    conv whose requantised result is kept in SRAM tiles below that result
+    (it is allocated after the conv), and the program gives onnxruntime's
+    outputs."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, os.pardir,
+                                    os.pardir, "bench"))
+    try:
+        import zoo
+    finally:
+        sys.path.pop(0)
+    from atvoss_mlir.quantization.precision import apply_precision
+    from atvoss_mlir.target import parse_target
+    model = zoo.inception_v1(image=112, classes=10)
+    x = RNG.standard_normal((1, 3, 112, 112)).astype(np.float32)
+    name = model.graph.input[0].name
+    model = apply_precision(model, parse_target("npu -precision=int8"), {name: x})
+    compiled = atvoss_mlir.compile(model, "npu -max-sram-bytes=458752")
+    (ours,) = compiled.run({name: x}).values()
+    assert_within_one_lsb(ours, reference(model, {name: x})[0], output_scale(model))
+
+
 def test_qdq_weights_that_leave_int8_are_computed_in_float_with_a_remark(tmp_path):
     """uint8 weights with a zero point of 0 reach 255 once centred: the Conv
     runs in float between its DequantizeLinear and QuantizeLinear."""
