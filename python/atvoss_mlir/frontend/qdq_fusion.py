@@ -17,6 +17,10 @@ rewritten, before import, into ops that compute on the 8-bit tensors.
 - Ops that only move or select elements (MaxPool, Reshape, Transpose, Concat,
   ...) between a DequantizeLinear and a QuantizeLinear of the same scale and
   zero point run on the 8-bit tensor itself.
+- A Concat of tensors dequantised per tensor with other scales than the
+  QuantizeLinear after it becomes com.microsoft QLinearConcat: each such
+  input requantised into the output's scale (dequantised, quantised, as
+  onnxruntime's kernel does), the 8-bit tensors concatenated.
 - Any other op between a DequantizeLinear and a QuantizeLinear is computed in
   float, with a remark saying why.
 
@@ -282,6 +286,19 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
                 "Identity", [q.output[0]], [f"{q.output[0]}.unused"], name=q.name)
             remarks.append(_remark(path, index, node, "as onnxruntime's QLinearAveragePool, "
                                    "the zero point added before rounding"))
+        elif node.op_type == "Concat" and q is not None and _per_tensor(graph, node, q):
+            # Inputs of other scales than the output's: requantised into it.
+            inputs = _q_inputs(q, graph, f"{node.name or index}.y_zero_point")
+            for position, name in enumerate(node.input):
+                x = graph.dequantized(name)
+                inputs += [x.input[0],
+                           *_q_inputs(x, graph, f"{node.name or index}.x{position}_zero_point")]
+            concat = helper.make_node("QLinearConcat", inputs, [q.output[0]], name=node.name,
+                                      domain="com.microsoft")
+            concat.attribute.extend(node.attribute)
+            replaced[index] = concat
+            replaced[nodes.index(q)] = helper.make_node(
+                "Identity", [q.output[0]], [f"{q.output[0]}.unused"], name=q.name)
         elif node.op_type in FLOAT_REMARK_OPS and any(graph.dequantized(i) for i in node.input):
             remarks.append(_remark(path, index, node, "no int8 form here"))
     if not replaced:

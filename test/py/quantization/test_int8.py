@@ -213,6 +213,11 @@ PATTERNS = {
     "GlobalAveragePool": ([helper.make_node("GlobalAveragePool", ["x"], ["y"])], {}),
     "Concat": ([helper.make_node("Relu", ["x"], ["r"]),
                 helper.make_node("Concat", ["x", "r"], ["y"], axis=1)], {}),
+    # The quantiser gives x, the conv's result and the concatenation each
+    # their own scale: the inputs are requantised into the output's.
+    "Concat of other scales": ([helper.make_node("Conv", ["x", "w"], ["c"]),
+                                helper.make_node("Concat", ["x", "c"], ["y"], axis=1)],
+                               {"w": weight(4, 8, 1, 1, scale=1.5)}),
     "Sigmoid": ([helper.make_node("Sigmoid", ["x"], ["y"])], {}),
     "Reshape+Transpose": ([helper.make_node("Conv", ["x", "w"], ["c"]),
                            helper.make_node("Reshape", ["c", "shape"], ["t"]),
@@ -244,6 +249,8 @@ def test_qdq_pattern_matches_onnxruntime(name, activation_type, per_channel, tmp
         assert name == "depthwise Conv" or matrix
         assert not any("is computed in float" in m for m in remarks)
         assert "xi8" in compiled.program
+    if name == "Concat of other scales":   # int8 in and out, no f32 tensor
+        assert not any("is computed in float" in m for m in remarks)
     if name == "Add":   # int8 in and out: one npu.quantized_add on SRAM tiles
         assert not any("is computed in float" in m for m in remarks)
         assert compiled.program.count('"npu.quantized_add"') == 1
