@@ -22,7 +22,7 @@ rewritten, before import, into ops that compute on the 8-bit tensors.
   input requantised into the output's scale (dequantised, quantised, as
   onnxruntime's kernel does), the 8-bit tensors concatenated.
 - Any other op between a DequantizeLinear and a QuantizeLinear is computed in
-  float, with a remark saying why.
+  float, with a remark saying why (a batch norm that folds into no conv too).
 
 The op keeps its position (a QuantizeLinear it absorbed becomes an Identity),
 so locations of diagnostics do not change.
@@ -43,7 +43,8 @@ MOVES = {"MaxPool", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "
          "Slice", "Identity", "SpaceToDepth", "DepthToSpace"}
 FLOAT_REMARK_OPS = {"Conv", "MatMul", "Gemm", "Add", "Mul", "Sub", "AveragePool",
                     "GlobalAveragePool", "Relu", "Clip", "Sigmoid", "Softmax", "Concat",
-                    "MaxPool", "LeakyRelu", "HardSigmoid", "HardSwish", "Tanh", "Gelu"}
+                    "MaxPool", "LeakyRelu", "HardSigmoid", "HardSwish", "Tanh", "Gelu",
+                    "BatchNormalization"}
 
 
 class QdqGraph:
