@@ -10,20 +10,16 @@ linalg op on `memref.subview`s of DRAM buffers). For each nest this pass
     loaded only when it changes: weights that do not depend on the inner loops
     stay resident, the accumulator stays in SRAM across the reduction loop and
     is stored once, after its last reduction step;
-  * runs the linalg op on the SRAM tiles, with its initial value (a fill, a
-    bias) written into the SRAM tile on the first reduction step and its
-    activation epilogue (`npu.activation`) on the last; `npu-convert-linalg-to-npu`
-    then turns it into npu compute ops. An int8 op with a folded requantisation
-    (recipes/requantize) accumulates in an int32 SRAM tile, requantised into
-    the int8 output tile by `npu.requantize` after the last reduction step
-    (then added to the residual's int8 tile by `npu.quantized_add` when a
-    quantised residual add is folded in);
+  * runs the linalg op on the SRAM tiles (npu_promote_compute), with its
+    initial value on the first reduction step, its epilogue on the last;
   * with pipeline-stages = S >= 2, gives every changing tile S SRAM buffers
     and starts its loads S-1 tiles ahead of compute, with tokens carried
     across iterations (npu_promote_pipeline). With 1 stage the loads of tile t
     are waited before compute(t), and a barrier follows it.
 Padding folded from a tensor.pad (bufferized as a padded copy) is produced in
 SRAM: the pad value is filled into the halo rows the DMA does not write.
+A program after an op left on the fallback engine starts with a barrier
+(npu_promote_fallback).
 """
 
 from __future__ import annotations
@@ -32,39 +28,25 @@ import math
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, linalg
+from mlir.dialects import linalg
 
 from ..dialects import npu
 from ..recipes import linalg_ops, tiling_problem
-from ..recipes.absorbed import residual_start
 from ..recipes.loops import flatten
-from ..recipes.requantize import QUANTIZED_ADD, REQUANTIZE
-from ..recipes.problem import (ACTIVATION_ATTR, INIT_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR,
-                               TilingProblem, Unsupported, Window, built_op, tile_nest_root)
-from ..recipes.tile_ir import (add, both, choose, compare, div, maximum, mixed, rem, select_buffer,
-                               sub, subview, when)
+from ..recipes.requantize import REQUANTIZE
+from ..recipes.problem import (LOOP_ORDER_ATTR, TILE_SIZES_ATTR, TilingProblem, Unsupported,
+                               Window, tile_nest_root)
+from ..recipes.tile_ir import add, both, compare, maximum, rem, sub, subview, when
 from ..block_order import unchanged_blocks
 from . import ModulePass, PassContext
+from .npu_promote_compute import TileCompute, sram_constant
+from .npu_promote_fallback import FallbackTracker
 from .npu_promote_pipeline import Pipeline
-from .npu_promote_tiles import Staged, TileIndex, TileSpace
+from .npu_promote_tiles import Staged
 from .npu_tile import STAGES_ATTR, Schedule, reuse_period, trip_counts
 
 
-def sram_constant(value: float, buffer: ir.Value) -> ir.Value:
-    """A scalar constant of the buffer's element type."""
-    element_type = ir.MemRefType(buffer.type).element_type
-    if isinstance(element_type, ir.IntegerType):
-        return arith.ConstantOp(element_type, int(value)).result
-    return arith.ConstantOp(element_type, float(value)).result
-
-
-def mark_init() -> None:
-    """Mark the op just built as writing an output tile's initial value."""
-    built_op().attributes[INIT_ATTR] = ir.UnitAttr.get()
-
-
-# ---------------------------------------------------------------------------
-class TileProgram(TileSpace):
+class TileProgram(TileCompute):
     """The program of one tiled op: DMA, compute on SRAM tiles, the pipeline."""
 
     def __init__(self, problem: TilingProblem, schedule: Schedule, loop, stages: int, target,
@@ -72,7 +54,6 @@ class TileProgram(TileSpace):
         super().__init__(problem, schedule, loop, stages, target)
         self.after_fallback = after_fallback
         self.channel = 0
-        self.before_epilogue = None
 
     # -- DMA ---------------------------------------------------------------------------
     def next_channel(self) -> int:
@@ -169,141 +150,6 @@ class TileProgram(TileSpace):
             npu.WaitOp([token])
         return token
 
-    # -- compute -----------------------------------------------------------------------
-    def has_vector_epilogue(self) -> bool:
-        """Whether every tile's compute ends with a requantisation on the vector
-        unit after its matrix op (one reduction step per tile)."""
-        steps = math.prod(self.trips[d] for d, dim in enumerate(self.problem.dims)
-                          if dim.reduction)
-        return REQUANTIZE in self.problem.details and bool(self.accumulators) and steps == 1
-
-    def epilogue_reads(self) -> set:
-        """The operands only the vector epilogue reads (has_vector_epilogue): the
-        requantisation's scales, the residual's skip tile."""
-        return {role for role in self.staged if role in ("scales", "skip")}
-
-    def compute(self, t, before_epilogue=None) -> None:
-        """Compute tile t, with the reduction's first/last-step variants.
-        `before_epilogue` (with has_vector_epilogue) emits what comes between
-        the matrix op and the requantisation."""
-        self.before_epilogue = before_epilogue
-        output_period = reuse_period(self.problem.output, self.order, self.trips)
-        reduction_steps = math.prod(self.trips[d] for d, dim in enumerate(self.problem.dims)
-                                    if dim.reduction)
-        index = self.tile_index(t)
-        if reduction_steps == 1 or not self.recipe.accumulates:
-            self.emit_compute(t, index, first=True, last=True) if reduction_steps == 1 else \
-                self.emit_compute(t, index, first=None, last=None)
-            return
-        period = output_period or self.iterations
-        is_first = compare("eq", rem(t, period), 0)
-        is_last = compare("eq", rem(t, period), period - 1)
-        choose(is_first, lambda: self.emit_compute(t, index, first=True, last=False),
-               lambda: choose(is_last, lambda: self.emit_compute(t, index, False, True),
-                              lambda: self.emit_compute(t, index, False, False)))
-
-    def emit_compute(self, t, index: TileIndex, first, last) -> None:
-        """The tiled op on SRAM tiles, after the output tile's initial value (a fill or
-        a bias, marked INIT_ATTR) on the first reduction step; the activation
-        epilogue stays on the op only on the last step. With an fp32 accumulator
-        the op accumulates there, and the last step rounds it into the output tile."""
-        out = self.compute_view(self.problem.output.role, t, index)
-        problem = self.problem
-        accumulator = self.accumulator_view(t, out) if self.accumulators else out
-        if first and "residual" in self.staged:
-            # A residual add folded in: the op accumulates onto skip + bias,
-            # one pass of the vector unit.
-            residual_start(self.compute_view("residual", t, index),
-                           self.compute_view("bias", t, index), out)
-            if self.accumulators:
-                linalg.copy(out, outs=[accumulator])
-        elif first and "bias" in self.staged and REQUANTIZE in problem.details:
-            bias = self.compute_view("bias", t, index)   # int32, into the accumulator
-            rank = ir.MemRefType(out.type).rank
-            linalg.broadcast(bias, outs=[accumulator], dimensions=list(range(rank - 1)))
-            mark_init()   # the op's bias epilogue adds it
-        elif first and "bias" in self.staged:
-            bias = self.compute_view("bias", t, index)
-            rank = ir.MemRefType(out.type).rank
-            linalg.broadcast(bias, outs=[out], dimensions=list(range(rank - 1)))
-            if self.accumulators:   # the fp32 accumulator starts from the bias
-                linalg.copy(out, outs=[accumulator])
-            else:                   # the op's bias epilogue adds it
-                mark_init()
-        elif first and problem.init_value is not None and not self.recipe.reads_output(problem):
-            linalg.fill(sram_constant(problem.init_value, accumulator), outs=[accumulator])
-            mark_init()
-        elif first and self.accumulators:
-            linalg.copy(out, outs=[accumulator])   # the loaded output, widened
-        # Inputs by their view; the output (the last operand) by position, since
-        # an op computed in place has an input that is its output's view.
-        # (Inputs sharing a window tile may read one view: by their position.)
-        tile_of, shifted = {}, {}
-        for operand, view in zip(problem.operands, self.operand_views()):
-            if operand.shift is not None:
-                shifted[int(operand.role[2:])] = self.compute_view(operand.role, t, index)
-            elif view is not None and view not in tile_of and not operand.is_output:
-                tile_of[view] = self.compute_view(operand.role, t, index)
-        if self.accumulators:
-            compute = self.recipe.build_on_tiles(
-                self.op, [shifted.get(n, tile_of.get(v, v))
-                          for n, v in enumerate(list(self.op.operands)[:-1])], accumulator)
-        else:
-            compute = self.op.clone()
-            output_number = len(compute.operands) - 1
-            for number, operand in enumerate(compute.operands):
-                if number == output_number:
-                    compute.operands[number] = accumulator
-                elif number in shifted:
-                    compute.operands[number] = shifted[number]
-                elif operand in tile_of:
-                    compute.operands[number] = tile_of[operand]
-        if last is False and ACTIVATION_ATTR in compute.attributes:
-            for name in (ACTIVATION_ATTR, "npu.clip_min", "npu.clip_max"):
-                if name in compute.attributes:
-                    del compute.attributes[name]
-        for name in (TILE_SIZES_ATTR, LOOP_ORDER_ATTR):
-            if name in compute.attributes:
-                del compute.attributes[name]
-        self.recipe.on_sram_tiles(compute, problem)
-        if self.accumulators and last and REQUANTIZE in problem.details:
-            if self.before_epilogue is not None:
-                self.before_epilogue()
-            step = problem.details[REQUANTIZE]
-            scales = self.compute_view("scales", t, index) if "scales" in self.staged else None
-            npu.RequantizeOp(accumulator, out, step.scale, step.zero_point, scales=scales)
-            if QUANTIZED_ADD in problem.details:   # the residual add, on the int8 tile
-                add, is_lhs = problem.details[QUANTIZED_ADD]
-                skip = self.compute_view("skip", t, index)
-                lhs, rhs = (out, skip) if is_lhs else (skip, out)
-                npu.QuantizedAddOp(lhs, rhs, out, add.lhs_scale, add.rhs_scale, add.offset,
-                                   add.input_shift, add.zero_point)
-        elif self.accumulators and last:
-            linalg.copy(accumulator, outs=[out])   # rounded once, to the output type
-
-    def accumulator_view(self, t, out: ir.Value) -> ir.Value:
-        """The fp32 accumulator tile at the output tile's size."""
-        staged = self.staged[self.problem.output.role]
-        buffer = self.accumulators[0] if len(self.accumulators) == 1 else \
-            select_buffer(self.accumulators, rem(div(t, staged.period), len(self.accumulators)))
-        sizes = [size if size != ir.ShapedType.get_dynamic_size() else None
-                 for size in ir.MemRefType(out.type).shape]
-        mixed_sizes = mixed(out.owner, "sizes") if None in sizes else sizes
-        return subview(buffer, [0] * len(sizes), mixed_sizes)
-
-    def accumulator_type(self):
-        """fp32 for the fp16/bf16 output of a matrix op whose reduction is split
-        into several tiles: partial sums stay fp32 in SRAM, rounded once."""
-        steps = math.prod(self.trips[d] for d, dim in enumerate(self.problem.dims)
-                          if dim.reduction)
-        if REQUANTIZE in self.problem.details:   # int32, requantised into the output
-            return ir.IntegerType.get_signless(32)
-        element = self.problem.output.element_type
-        if self.recipe.matrix_unit and steps > 1 and isinstance(element,
-                                                                  (ir.F16Type, ir.BF16Type)):
-            return ir.F32Type.get()
-        return None
-
     # -- the program -----------------------------------------------------------------
     def emit(self) -> None:
         """The program around and in the tile loop: buffers and the first loads
@@ -394,54 +240,6 @@ class TileProgram(TileSpace):
             # The fills run on the vector unit and a fallback op before this program
             # may still be writing its input: only a barrier orders DMAs after them.
             npu.BarrierOp(engines="compute")
-
-
-class FallbackTracker:
-    """Whether an op left on the fallback engine (a linalg op or a memref.copy on
-    DRAM) precedes a tile nest in its block with no npu.barrier in between.
-
-    Each block's ops are listed once, before any op is lowered, and ops are
-    named by their (block, index) in that list. A lowered op's program leaves
-    nothing running after it at the top of its block: it starts with a barrier
-    when a fallback op may be running before it, and an untiled op's compute is
-    followed by one. So the search back from a tile nest stops at the previous
-    lowered one; the absorbed ops erased with it are skipped."""
-
-    def __init__(self):
-        self.blocks: dict = {}      # block -> [op name] in block order
-        self.position: dict = {}    # op -> (block, index), of live ops only
-        self.lowered: set = set()   # positions of lowered tile nests
-        self.erased: set = set()    # positions of absorbed ops, erased
-
-    def where(self, op) -> tuple:
-        """The position of `op` (before any op of its block is lowered)."""
-        op = op.operation
-        if op not in self.position:
-            block = op.block
-            siblings = [sibling.operation for sibling in block.operations]
-            self.blocks[block] = [sibling.name for sibling in siblings]
-            for index, sibling in enumerate(siblings):
-                self.position[sibling] = (block, index)
-        return self.position[op]
-
-    def may_be_running(self, nest: tuple, absorbed: list[tuple]) -> bool:
-        block, index = nest
-        names = self.blocks[block]
-        for before in range(index - 1, -1, -1):
-            at = (block, before)
-            if at in self.erased:
-                continue
-            if at in self.lowered or names[before] == "npu.barrier":
-                return False
-            if (names[before].startswith("linalg.") or names[before] == "memref.copy") \
-                    and at not in absorbed:
-                return True
-        return False
-
-    def lowered_with(self, nest: tuple, absorbed: list[tuple]) -> None:
-        """The nest at `nest` is lowered and the ops at `absorbed` are erased."""
-        self.lowered.add(nest)
-        self.erased.update(absorbed)
 
 
 def schedule_of(op, problem: TilingProblem) -> Schedule | None:
