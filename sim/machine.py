@@ -193,21 +193,16 @@ class Machine:
         self.issue_time = self.now
         self.accesses = []
 
-    def compute_barrier(self) -> None:
-        """`npu.barrier {engines = "compute"}`: wait for the compute engines only;
-        DMAs in flight keep running and stay pending until waited."""
-        compute = max(free for engine, free in self.engine_free.items()
-                      if not engine.startswith("dma"))
+    def compute_barrier(self, unit: str | None = None) -> None:
+        """`npu.barrier {engines = "compute"}`: wait for the compute engines only
+        (with `unit`, "matrix" or "vector", for that one: the other keeps
+        running, and a later DMA touching what it still uses is a hazard the
+        access check reports); DMAs in flight keep running and stay pending
+        until waited."""
+        compute = self.engine_free[unit] if unit is not None else \
+            max(free for engine, free in self.engine_free.items() if not engine.startswith("dma"))
         if compute > self.issue_time:
             self.issue_time = compute
-        self._prune()
-
-    def unit_barrier(self, engine: str) -> None:
-        """`npu.barrier {engines = "matrix" | "vector"}`: wait for that unit
-        only; the other keeps running (a later DMA touching what it still uses
-        is a hazard the access check reports)."""
-        if self.engine_free[engine] > self.issue_time:
-            self.issue_time = self.engine_free[engine]
         self._prune()
 
     def dma_engine(self, info: OpInfo, channel: int) -> str:

@@ -120,12 +120,11 @@ def npu_wait(t, op, info):
 def npu_barrier(t, op, info):
     machine = t.machine
     engines = attr(op, "engines")
-    if engines == "compute":
+    if engines in ("compute", "matrix", "vector"):
+        unit = None if engines == "compute" else engines
+
         def run(regs):
-            machine.compute_barrier()
-    elif engines in ("matrix", "vector"):
-        def run(regs):
-            machine.unit_barrier(engines)
+            machine.compute_barrier(unit)
     else:
         def run(regs):
             machine.barrier()

@@ -20,6 +20,7 @@ import onnx
 from onnx import numpy_helper
 
 from ..diagnostics import Diagnostic, SourcePosition
+from .onnx_model import MAX_OPSET, attribute_problem, default_opset
 
 FOLDABLE_TYPES = (np.float32, np.float16)
 
@@ -35,16 +36,10 @@ def consumers(graph: onnx.GraphProto) -> dict[str, int]:
     return counts
 
 
-
-# BatchNormalization's attributes and their types.
-BATCH_NORM_ATTRIBUTES = {"epsilon": onnx.AttributeProto.FLOAT,
-                         "momentum": onnx.AttributeProto.FLOAT,
-                         "training_mode": onnx.AttributeProto.INT,
-                         "spatial": onnx.AttributeProto.INT}
-
 class Folder:
     def __init__(self, model: onnx.ModelProto):
         self.model = model
+        self.opset = default_opset(model) or MAX_OPSET
         graph = model.graph
         self.initializers = {i.name: i for i in graph.initializer}
         self.graph_inputs = {i.name for i in graph.input}
@@ -78,7 +73,7 @@ class Folder:
         params = [self.constant(name) if name else None for name in bn.input[1:5]]
         if len(params) != 4 or any(p is None for p in params):
             return False
-        if any(a.type != BATCH_NORM_ATTRIBUTES.get(a.name, a.type) for a in bn.attribute):
+        if attribute_problem(bn, self.opset):
             return False   # malformed: the importer says so at the BatchNormalization
         attributes = {a.name: onnx.helper.get_attribute_value(a) for a in bn.attribute}
         if attributes.get("training_mode", 0) or any(bn.output[1:]):

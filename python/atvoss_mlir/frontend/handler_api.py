@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-import functools
-
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
@@ -52,16 +50,6 @@ def normalized_axis(axis: int, rank: int) -> int:
     if not -rank <= axis < rank:
         raise ImportFailure(f"axis {axis} out of range for rank {rank}")
     return axis % rank
-
-
-@functools.lru_cache(maxsize=4096)
-def schema_attribute_type(op_type: str, opset: int, domain: str, name: str):
-    try:
-        schema = onnx.defs.get_schema(op_type, opset, domain)
-    except onnx.defs.SchemaError:
-        return None
-    attribute = schema.attributes.get(name)
-    return int(attribute.type) if attribute is not None else None
 
 
 class Node:
@@ -119,11 +107,6 @@ class Node:
         attribute = self.attributes.get(name)
         if attribute is None:
             return default
-        expected = self.schema_attribute_type(name)
-        if expected is not None and attribute.type != expected:
-            raise ImportFailure(
-                f"attribute '{name}' is {onnx.AttributeProto.AttributeType.Name(attribute.type)}"
-                f", {self.op_type} takes {onnx.AttributeProto.AttributeType.Name(expected)}")
         value = onnx.helper.get_attribute_value(attribute)
         if isinstance(value, bytes):
             return value.decode()
@@ -132,11 +115,6 @@ class Node:
         if isinstance(value, (list, tuple)):
             return [v.decode() if isinstance(v, bytes) else v for v in value]
         return value
-
-    def schema_attribute_type(self, name: str):
-        """The type ONNX's schema of the op gives the attribute (None when the
-        op or the attribute has no schema here)."""
-        return schema_attribute_type(self.op_type, self.opset, self.proto.domain, name)
 
     def unsupported(self, what: str) -> ImportFailure:
         return ImportFailure(f"{what} is not supported")

@@ -50,8 +50,9 @@ from . import builders as b
 from .handler_api import (FOLDERS, HANDLERS, Folder, Handler, ImportFailure,  # noqa: F401
                           Node, folds, handles)
 from .onnx_functions import function_body
-from .onnx_model import (MAX_OPSET, MIN_OPSET, arity_problem, default_opset, inferred_shapes,
-                         live_nodes, load_model, opset_problem, with_input_shapes)
+from .onnx_model import (MAX_OPSET, MIN_OPSET, arity_problem, attribute_problem,
+                         default_opset, inferred_shapes, live_nodes, load_model, opset_problem,
+                         with_input_shapes)
 
 
 def _element_type(elem_type: int) -> ir.Type | None:
@@ -214,10 +215,10 @@ class GraphImporter:
         if domain and (domain, proto.op_type) not in OTHER_DOMAIN_OPS:
             raise error_at(location, f"node '{name}': op type '{domain}.{proto.op_type}' "
                            f"(domain '{domain}') is not supported")
-        arity = arity_problem(proto, opset)
-        if arity:
+        problem = arity_problem(proto, opset) or attribute_problem(proto, opset)
+        if problem:
             raise error_at(location, f"node '{name}' ({proto.op_type}, opset {opset}): "
-                           f"{arity}")
+                           f"{problem}")
         for input_name in proto.input:
             if input_name and input_name not in self.values:
                 raise error_at(location, f"node '{name}' ({proto.op_type}): input "

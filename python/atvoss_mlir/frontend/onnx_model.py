@@ -1,9 +1,11 @@
 """The ONNX model before its graph is walked: reading and validating the
-file, the opset, node inputs against their ONNX schemas, fixed input shapes,
+file, the opset, node inputs and attributes against their ONNX schemas, fixed
+input shapes,
 ONNX shape inference, and which nodes some graph output depends on."""
 
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -66,12 +68,20 @@ def opset_problem(model: onnx.ModelProto) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)
+def node_schema(op_type: str, opset: int):
+    """ONNX's schema of a default-domain op at the opset, None when it has none."""
+    try:
+        return onnx.defs.get_schema(op_type, opset, "")
+    except Exception:  # noqa: BLE001 - unknown op types are reported by the dispatch
+        return None
+
+
 def arity_problem(proto: onnx.NodeProto, opset: int) -> str | None:
     """What is wrong with the node's inputs against its ONNX schema (a count out
     of range, a required input left empty), or None."""
-    try:
-        schema = onnx.defs.get_schema(proto.op_type, opset, "")
-    except Exception:  # noqa: BLE001 - unknown op types are reported by the dispatch
+    schema = node_schema(proto.op_type, opset)
+    if schema is None:
         return None
     count = len(proto.input)
     if not schema.min_input <= count <= schema.max_input:
@@ -81,6 +91,21 @@ def arity_problem(proto: onnx.NodeProto, opset: int) -> str | None:
     for index, formal in enumerate(schema.inputs[:count]):
         if formal.option == single and not proto.input[index]:
             return f"input {index} ('{formal.name}') is required but empty"
+    return None
+
+
+def attribute_problem(proto: onnx.NodeProto, opset: int) -> str | None:
+    """An attribute of the node of another type than its ONNX schema gives it,
+    or None (ops of other domains are not checked)."""
+    schema = node_schema(proto.op_type, opset) if proto.domain in ("", "ai.onnx") else None
+    if schema is None:
+        return None
+    type_name = onnx.AttributeProto.AttributeType.Name
+    for attribute in proto.attribute:
+        formal = schema.attributes.get(attribute.name)
+        if formal is not None and attribute.type != int(formal.type):
+            return (f"attribute '{attribute.name}' is {type_name(attribute.type)}, "
+                    f"{proto.op_type} takes {type_name(int(formal.type))}")
     return None
 
 

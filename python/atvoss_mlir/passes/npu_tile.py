@@ -137,9 +137,9 @@ def refused_element_type(op) -> str | None:
     return None
 
 
-def sram_left(op, target: NpuTarget, budgets: dict, problem=None) -> NpuTarget:
+def sram_left(op, problem: TilingProblem, target: NpuTarget, budgets: dict) -> NpuTarget:
     """The target with the SRAM an op's tiles may use: below the tensors kept in
-    SRAM (npu-keep-in-sram) that live across it, and below those its `problem`
+    SRAM (npu-keep-in-sram) that live across it, and below those its problem
     writes (an int8 result the op's folded requantisation writes is allocated
     after the op)."""
     outer = op.operation
@@ -149,7 +149,7 @@ def sram_left(op, target: NpuTarget, budgets: dict, problem=None) -> NpuTarget:
     if block not in budgets:
         budgets[block] = resident_budgets(block, target.max_sram_bytes)
     budget = budgets[block].get(outer, target.max_sram_bytes)
-    for operand in problem.operands if problem is not None else ():
+    for operand in problem.operands:
         alloc = root_buffer(operand.value).owner
         if operand.resident and alloc.name == "npu.alloc" and "offset" in alloc.attributes:
             budget = min(budget, ir.IntegerAttr(alloc.attributes["offset"]).value)
@@ -200,7 +200,7 @@ class NpuTile(ModulePass):
                     diagnostics.remark(op.location, f"'{op.name}' stays on the fallback "
                                                     f"engine: {reason}")
                     continue
-                target = sram_left(op, context.target, budgets, problem)
+                target = sram_left(op, problem, context.target, budgets)
                 explicit = list(self.tile_sizes) or None
                 if explicit is not None and len(explicit) != len(problem.dims):
                     names = ", ".join(d.name for d in problem.dims)

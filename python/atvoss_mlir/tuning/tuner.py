@@ -50,7 +50,7 @@ def tileable_ops(module, target: NpuTarget):
         except Unsupported:
             continue
     absorbed = [a for _, problem in found for a in problem.absorbed_ops]
-    return [(op, problem, sram_left(op, target, budgets, problem)) for op, problem in found
+    return [(op, problem, sram_left(op, problem, target, budgets)) for op, problem in found
             if op not in absorbed]
 
 
