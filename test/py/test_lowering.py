@@ -174,3 +174,34 @@ func.func @main(%x: tensor<1x8x12x12xf16>, %w: tensor<16x8x3x3xf16>) -> tensor<1
     case = type(nhwc)(text, [x, w], np.transpose(nhwc.reference, (0, 3, 1, 2)), nhwc.tolerance)
     result, compiled, diagnostics = check_case(case)
     assert "linalg." not in compiled and '"npu.transpose"' in compiled
+
+
+def test_pointwise_conv_reads_a_kept_tensor_in_place():
+    # A 1x1 conv's input kept in SRAM whole is already the matrix its
+    # implicit GEMM multiplies: no vector-unit copy into a tile of its own.
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 16, 16, 32)).astype(np.float32)
+    w1 = rng.standard_normal((1, 1, 32, 64)).astype(np.float32)
+    w2 = rng.standard_normal((1, 1, 64, 32)).astype(np.float32)
+    conv = 'linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, ' \
+        'strides = dense<1> : tensor<2xi64>}'
+    text = f"""
+func.func @main(%x: tensor<1x16x16x32xf32>, %w1: tensor<1x1x32x64xf32>,
+                %w2: tensor<1x1x64x32xf32>) -> tensor<1x16x16x32xf32> {{
+  %z = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<1x16x16x64xf32>
+  %f1 = linalg.fill ins(%z : f32) outs(%e1 : tensor<1x16x16x64xf32>) -> tensor<1x16x16x64xf32>
+  %c1 = {conv} ins(%x, %w1 : tensor<1x16x16x32xf32>, tensor<1x1x32x64xf32>)
+      outs(%f1 : tensor<1x16x16x64xf32>) -> tensor<1x16x16x64xf32>
+  %e2 = tensor.empty() : tensor<1x16x16x32xf32>
+  %f2 = linalg.fill ins(%z : f32) outs(%e2 : tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>
+  %c2 = {conv} ins(%c1, %w2 : tensor<1x16x16x64xf32>, tensor<1x1x64x32xf32>)
+      outs(%f2 : tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>
+  return %c2 : tensor<1x16x16x32xf32>
+}}"""
+    reference = np.einsum("nhwc,cf->nhwf", np.einsum("nhwc,cf->nhwf", x, w1[0, 0]), w2[0, 0])
+    case = type(conv_case(rng, 1, 4, 4, 2, 2, 1))(text, [x, w1, w2], reference, 1e-3)
+    result, compiled, diagnostics = check_case(case)
+    assert "npu.resident" in compiled, "the first conv's result stays in SRAM"
+    assert '"npu.activation"' not in compiled, compiled
+    assert result.report["dram_read_bytes"] == x.nbytes + w1.nbytes + w2.nbytes

@@ -12,7 +12,8 @@ from mlir import ir
 
 from ..dialects import npu
 from ..recipes.loops import Iteration
-from ..recipes.problem import OperandTile, Strided, Tiled, TilingProblem, Whole, Window, in_place
+from ..recipes.problem import (OperandTile, Strided, Tiled, TilingProblem, Whole, Window,
+                               in_place, unit_stride)
 from ..recipes.tile_ir import (add, compare, div, index, maximum, minimum, mixed, mul, rem,
                                select_buffer, sub, subview)
 from .npu_tile import Schedule, reuse_period, trip_counts
@@ -215,10 +216,10 @@ class TileSpace:
                 return operand.value
             # A batch taken one at a time: this iteration's slice of the tensor.
             return subview(operand.value,
-                           [index.offsets[p.dim] if isinstance(p, Tiled) else 0
+                           [index.offsets[p.dim] if isinstance(p, Tiled) or unit_stride(p) else 0
                             for p in operand.region],
-                           [index.sizes[p.dim] if isinstance(p, Tiled) else p.size
-                            for p in operand.region])
+                           [index.sizes[p.dim] if isinstance(p, Tiled) or unit_stride(p)
+                            else p.size for p in operand.region])
         sizes = []
         for part in operand.region:
             if isinstance(part, Whole):

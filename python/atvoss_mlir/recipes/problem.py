@@ -202,6 +202,11 @@ def rows_of_contiguous_elements(value: ir.Value) -> bool:
     return bool(strides) and strides[-1] == 1 and all(s >= 0 for s in strides)
 
 
+def unit_stride(part) -> bool:
+    """A 1x1 conv's rows or columns: the output tile's own, as a Tiled dim's."""
+    return isinstance(part, Strided) and part.stride == 1
+
+
 def in_place(problem: TilingProblem, operand: OperandTile) -> bool:
     """Whether the op computes on a resident operand's SRAM buffer itself: a
     tensor read or written whole, at the shape its SRAM tile would have, or a
@@ -218,7 +223,8 @@ def in_place(problem: TilingProblem, operand: OperandTile) -> bool:
     if windows and (operand.pad_value is not None or any(w.pad_low for w in windows)
                     or views_buffer_as_matrix(problem) or not operand.identity_layout()):
         return False
-    if not all(isinstance(part, (Tiled, Whole, Window)) for part in operand.region):
+    if not all(isinstance(part, (Tiled, Whole, Window)) or unit_stride(part)
+               for part in operand.region):
         return False
     if not operand.identity_layout() and not (
             takes_strided_view(problem) and not operand.permuted()

@@ -407,6 +407,37 @@ def test_int8_result_kept_in_sram_is_written_tile_by_tile(tmp_path):
     assert tiles and tiles[0] > 1
 
 
+def test_int8_skip_tensor_kept_in_sram_is_read_tile_by_tile(tmp_path):
+    """A bottleneck block's 200 KB int8 input, read by its first conv and by
+    the residual add in its last conv's epilogue, stays in SRAM: the last conv
+    computes in tiles, each adding its view of the kept tensor in place (read
+    whole, the conv's whole-tensor accumulator would not fit beside it), and
+    every output element equals onnxruntime's."""
+    nodes = [helper.make_node("Conv", ["x", "w0", "b0"], ["c0"], name="widen"),
+             helper.make_node("Conv", ["c0", "w1", "b1"], ["c1"], name="reduce"),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("Relu", ["c2"], ["r2"]),
+             helper.make_node("Conv", ["r2", "w3", "b3"], ["c3"], name="expand"),
+             helper.make_node("Add", ["c3", "c0"], ["a"], name="add"),
+             helper.make_node("Relu", ["a"], ["y"])]
+    model = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 14, 14])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                     {"w0": weight(1024, 64, 1, 1, scale=0.1), "b0": weight(1024),
+                      "w1": weight(256, 1024, 1, 1, scale=0.03), "b1": weight(256),
+                      "w2": weight(256, 256, 3, 3, scale=0.02), "b2": weight(256),
+                      "w3": weight(1024, 256, 1, 1, scale=0.05), "b3": weight(1024)})
+    model = quantized(model, QuantType.QUInt8, True, tmp_path)
+    x = RNG.standard_normal((1, 64, 14, 14)).astype(np.float32)
+    (ours,), compiled = compiled_outputs(model, {"x": x})
+    np.testing.assert_array_equal(ours, reference(model, {"x": x})[0])
+    assert any("kept 'linalg.conv_2d_nhwc_hwcf' output in SRAM for 'reduce', 'expand' (200704 B"
+               in r.message for r in compiled.remarks)
+    adds = [op["count"] for op in compiled.report["ops"]
+            if op["op"] == "npu.quantized_add" and op["node"] == "expand"]
+    assert adds and adds[0] > 1
+
+
 def test_quantised_inception_at_a_small_sram_matches_onnxruntime():
     """Inception-v1 (bench/zoo.py, 112x112) in int8 at 448 KiB of SRAM: a
     conv whose requantised result is kept in SRAM tiles below that result
