@@ -36,7 +36,7 @@ from ..dialects import npu
 from ..machine_model import type_bytes
 from ..recipes import tiling_problem
 from ..recipes.problem import (RESIDENT_ATTR, RESIDENT_VIEWS, Tiled, Unsupported, Whole, Window,
-                               root_buffer, takes_strided_view)
+                               computes_on_strided_view, root_buffer)
 from . import ModulePass, PassContext, function_bodies, top_level
 from ..recipes.tile_ir import static, subview
 from .npu_pad_in_place import fill_value, halo, padded_copy_target
@@ -222,7 +222,7 @@ class Plan:
             problem = self.problems[self.index[user] if user in self.index else self.owner[user]]
             if any(root_buffer(o.value) == alloc.results[0]
                    and all(isinstance(part, (Tiled, Whole)) for part in o.region)
-                   and (not takes_strided_view(problem) or o.permuted())
+                   and (not computes_on_strided_view(problem, o) or o.permuted())
                    for o in problem.operands):
                 return None
         found = padded_copy_target(copy, self.block)

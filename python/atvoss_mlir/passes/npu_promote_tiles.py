@@ -214,12 +214,19 @@ class TileSpace:
         if self.in_place(operand):
             if all(self.trips[d] == 1 for d in operand.loop_dims()):
                 return operand.value
-            # A batch taken one at a time: this iteration's slice of the tensor.
-            return subview(operand.value,
-                           [index.offsets[p.dim] if isinstance(p, Tiled) or unit_stride(p) else 0
-                            for p in operand.region],
-                           [index.sizes[p.dim] if isinstance(p, Tiled) or unit_stride(p)
-                            else p.size for p in operand.region])
+            # This iteration's slice of the tensor (a batch taken one at a time,
+            # a tile read or written in place): a window's rows with its halo.
+            offsets, sizes = [], []
+            for p in operand.region:
+                if isinstance(p, Window):
+                    offsets.append(sub(mul(index.offsets[p.dim], p.stride), p.pad_low))
+                    sizes.append(add(mul(sub(index.sizes[p.dim], 1), p.stride),
+                                     (p.kernel - 1) * p.dilation + 1))
+                elif isinstance(p, Tiled) or unit_stride(p):
+                    offsets.append(index.offsets[p.dim]), sizes.append(index.sizes[p.dim])
+                else:
+                    offsets.append(0), sizes.append(p.size)
+            return subview(operand.value, offsets, sizes)
         sizes = []
         for part in operand.region:
             if isinstance(part, Whole):

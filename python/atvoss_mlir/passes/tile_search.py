@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..recipes.problem import Tiled, in_place
+from ..recipes.problem import Tiled, Window, in_place, views_buffer_as_matrix
 from ..recipes.requantize import REQUANTIZE
 from .. import machine_model
 from ..target import NpuTarget
@@ -118,42 +118,53 @@ def written_by_tiles(problem, operand) -> bool:
 
 
 def read_by_tiles(problem, operand) -> bool:
-    """A resident int8 input indexed by the op's parallel tiles alone (the skip
-    tensor of a requantising residual add): each tile adds its view of the
-    tensor in place. Not at fp32: there the buffer plan, taking tensors by
+    """A resident int8 input the op reads a tile at a time in place along its
+    parallel dims: the skip tensor of a requantising residual add (each tile
+    adds its view of the tensor), a direct conv's input (each tile reads its
+    window of rows). Not at fp32: there the buffer plan, taking tensors by
     their saving alone, would keep a concatenation this lets fit (ShuffleNet's
     752 KB) in place of three smaller ones that save more together."""
-    return not operand.is_output and REQUANTIZE in problem.details \
-        and all(isinstance(part, Tiled) and not problem.dims[part.dim].reduction
-                for part in operand.region) \
-        and in_place(problem, operand)
+    if operand.is_output or REQUANTIZE not in problem.details \
+            or not in_place(problem, operand):
+        return False
+    windows = [part for part in operand.region if isinstance(part, Window)]
+    return all(isinstance(part, (Tiled, Window)) for part in operand.region) and \
+        not (windows and views_buffer_as_matrix(problem)) and \
+        not any(problem.dims[part.dim].reduction for part in windows)
 
 
-def tiled_in_place(problem, operand) -> bool:
-    """A resident operand the op reads or writes a tile at a time, in place."""
-    return written_by_tiles(problem, operand) or read_by_tiles(problem, operand)
+def tiled_in_place(problem, operand) -> set[int]:
+    """The loop dims along which the op reads or writes a resident operand a
+    tile at a time, in place (its reduction dims it reads whole)."""
+    if written_by_tiles(problem, operand):
+        return operand.loop_dims()
+    if read_by_tiles(problem, operand):
+        return {d for d in operand.loop_dims() if not problem.dims[d].reduction}
+    return set()
 
 
 def whole_dims(problem) -> set[int]:
     """The loop dims of tensors kept in SRAM, which are never tiled (a dim the
     recipe only takes one at a time stays so: `reads_resident_whole` says
-    whether the op can then read the tensor a slice at a time); but those of
-    a tensor `tiled_in_place`."""
-    return {d for operand in problem.operands
-            if operand.resident and not tiled_in_place(problem, operand)
-            for d in operand.loop_dims() if problem.dims[d].candidates != "one"}
+    whether the op can then read the tensor a slice at a time); but those
+    along which it is `tiled_in_place`."""
+    return {d for operand in problem.operands if operand.resident
+            for d in operand.loop_dims() - tiled_in_place(problem, operand)
+            if problem.dims[d].candidates != "one"}
 
 
 def reads_resident_whole(problem, tiles) -> bool:
     """Whether the schedule reads every resident operand whole, but along the
     dims its SRAM tile drops (a batch the op takes one at a time), on which it
-    computes in place a slice at a time."""
+    computes in place a slice at a time, and those it is `tiled_in_place`
+    along."""
     for operand in problem.operands:
-        if not operand.resident or tiled_in_place(problem, operand):
+        if not operand.resident:
             continue
         sliced = {part.dim for axis, part in enumerate(operand.region)
                   if axis in operand.dropped} if in_place(problem, operand) else set()
-        if any(tiles[d] < problem.dims[d].size for d in operand.loop_dims() - sliced):
+        if any(tiles[d] < problem.dims[d].size
+               for d in operand.loop_dims() - sliced - tiled_in_place(problem, operand)):
             return False
     return True
 

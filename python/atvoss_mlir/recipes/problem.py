@@ -179,6 +179,8 @@ class TilingProblem:
         return self.init_value is not None or any(o.role == "bias" for o in self.operands)
 
 
+REQUANTIZE = "requantize"   # the key of problem.details: a requantising epilogue's QuantizeStep
+
 # Recipes whose npu ops take a strided view of a resident buffer as it is (a
 # GEMM-form conv views the buffer under it as a matrix, so it does not).
 STRIDED_IN_PLACE = ("conv2d", "depthwise_conv2d", "pool2d", "fill", "elementwise", "transpose")
@@ -193,6 +195,13 @@ def views_buffer_as_matrix(problem: TilingProblem) -> bool:
 def takes_strided_view(problem: TilingProblem) -> bool:
     """Whether the op's npu op computes on a strided view of a resident buffer."""
     return problem.recipe.name in STRIDED_IN_PLACE and not views_buffer_as_matrix(problem)
+
+
+def computes_on_strided_view(problem: TilingProblem, operand: OperandTile) -> bool:
+    """Whether the op computes on a strided view of a resident buffer in the
+    operand's place: the ops that take one, and a requantising epilogue
+    writing its int8 result (the matrix unit writes the int32 accumulator)."""
+    return takes_strided_view(problem) or (operand.is_output and REQUANTIZE in problem.details)
 
 
 def rows_of_contiguous_elements(value: ir.Value) -> bool:
@@ -227,7 +236,7 @@ def in_place(problem: TilingProblem, operand: OperandTile) -> bool:
                for part in operand.region):
         return False
     if not operand.identity_layout() and not (
-            takes_strided_view(problem) and not operand.permuted()
+            computes_on_strided_view(problem, operand) and not operand.permuted()
             and rows_of_contiguous_elements(operand.value)):
         return False
     if operand.is_output or not problem.recipe.broadcast_inputs(problem):

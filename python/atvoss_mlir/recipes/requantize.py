@@ -19,11 +19,10 @@ from mlir import ir
 
 from .. import machine_model
 from .absorbed import VIEWS, fresh_buffer, ops_before, touches
-from .problem import (OperandTile, Tiled, TilingProblem, indexing_maps, ins_outs, tile_nest_root,
-                      type_name)
+from .problem import (REQUANTIZE, OperandTile, Tiled, TilingProblem, indexing_maps, ins_outs,
+                      tile_nest_root, type_name)
 from .vector_body import quantization_step, quantized_add_step
 
-REQUANTIZE = "requantize"   # the key of problem.details: the QuantizeStep
 # The key of problem.details for a quantised residual add folded in after the
 # requantisation: (its QuantizedAddStep, whether the op's result is its lhs).
 QUANTIZED_ADD = "quantized_add"

@@ -438,6 +438,32 @@ def test_int8_skip_tensor_kept_in_sram_is_read_tile_by_tile(tmp_path):
     assert adds and adds[0] > 1
 
 
+def test_int8_conv_input_kept_padded_is_read_in_row_windows(tmp_path):
+    """A 1x1 conv's int8 result that a 3x3 conv reads stays in SRAM padded:
+    the 1x1 conv's requantisation writes the padded buffer's interior (its
+    matrix results go to the int32 accumulator), and the 3x3 conv, computing
+    in row tiles, reads each tile's window of rows in place; every output
+    element equals onnxruntime's."""
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="reduce"),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("Relu", ["c2"], ["y"])]
+    model = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 56, 56])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                     {"w1": weight(64, 64, 1, 1, scale=0.1), "b1": weight(64),
+                      "w2": weight(64, 64, 3, 3, scale=0.03), "b2": weight(64)})
+    model = quantized(model, QuantType.QUInt8, True, tmp_path)
+    x = RNG.standard_normal((1, 64, 56, 56)).astype(np.float32)
+    (ours,), compiled = compiled_outputs(model, {"x": x})
+    np.testing.assert_array_equal(ours, reference(model, {"x": x})[0])
+    assert any("kept 'linalg.conv_2d_nhwc_hwcf' output in SRAM for 'conv' (215296 B"
+               in r.message for r in compiled.remarks)   # 1x58x58x64 int8: padded
+    ops = compiled.report["ops"]
+    assert not any(op["op"] == "npu.activation" for op in ops), "no copy of the kept tensor"
+    convs = [op["count"] for op in ops if op["op"] == "npu.conv2d" and op["node"] == "conv"]
+    assert convs and convs[0] > 1
+
+
 def test_quantised_inception_at_a_small_sram_matches_onnxruntime():
     """Inception-v1 (bench/zoo.py, 112x112) in int8 at 448 KiB of SRAM: a
     conv whose requantised result is kept in SRAM tiles below that result
