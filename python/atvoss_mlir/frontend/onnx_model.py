@@ -22,6 +22,7 @@ MAX_OPSET = onnx.defs.onnx_opset_version()
 
 def load_model(model_or_path) -> tuple[onnx.ModelProto, str | None]:
     if isinstance(model_or_path, onnx.ModelProto):
+        _check_text(model_or_path, None)
         return model_or_path, None
     path = os.fspath(model_or_path)
     position = SourcePosition(path, 1, 1)
@@ -40,7 +41,27 @@ def load_model(model_or_path) -> tuple[onnx.ModelProto, str | None]:
     if not model.graph.node and not model.graph.output:
         raise DiagnosticError([Diagnostic(
             "error", "cannot read ONNX model: the file holds no graph", position=position)])
+    _check_text(model, path)
     return model, path
+
+
+def _check_text(model: onnx.ModelProto, path: str | None) -> None:
+    """Names are UTF-8 text in ONNX; protobuf hands one that is not over as
+    bytes, which no name, location or remark can carry."""
+    graph = model.graph
+    for what, values in (("a graph input", graph.input), ("a graph output", graph.output),
+                         ("an initializer", graph.initializer)):
+        if any(isinstance(v.name, bytes) for v in values):
+            raise DiagnosticError([Diagnostic(
+                "error", f"the name of {what} is not UTF-8 text",
+                position=SourcePosition(path, 1, 1) if path else None)])
+    for index, node in enumerate(graph.node):
+        texts = [node.name, node.op_type, node.domain, *node.input, *node.output,
+                 *(a.name for a in node.attribute)]
+        if any(isinstance(t, bytes) for t in texts):
+            raise DiagnosticError([Diagnostic(
+                "error", f"node {index} ({node.op_type!s}): a name, op type or domain is not "
+                f"UTF-8 text", position=SourcePosition(path, index + 1, 1) if path else None)])
 
 
 def default_opset(model: onnx.ModelProto) -> int | None:
