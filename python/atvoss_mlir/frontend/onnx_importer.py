@@ -76,7 +76,7 @@ def _unsigned_refusal(what: str, dtype) -> str:
 # also writes for DequantizeLinear -> Gemm -> QuantizeLinear.
 OTHER_DOMAIN_OPS = {("com.microsoft", op) for op in (
     "QGemm", "QLinearAdd", "QLinearAveragePool", "QLinearGlobalAveragePool", "QLinearConcat",
-    "QLinearMul", "QLinearSigmoid", "QLinearLeakyRelu")}
+    "QLinearMul", "QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax")}
 # Ops that read a uint8 tensor as quantised data.
 QUANTIZED_READERS = {"DequantizeLinear", "QLinearConv", "QLinearMatMul", "ConvInteger",
                      "MatMulInteger"} | {op for _, op in OTHER_DOMAIN_OPS}

@@ -116,13 +116,21 @@ def softmax(node):
     return [result]
 
 
+def softmax_axes(opset: int, axis: int | None, rank: int) -> list[int]:
+    """The axes a Softmax of `opset` normalises over (`axis` None: its default)."""
+    if opset < 13:
+        return list(range((1 if axis is None else axis) % rank, rank))
+    return [(-1 if axis is None else axis) % rank]
+
+
 def _softmax(node, x, rank):
-    if node.opset < 13:
-        axes = list(range(node.attr("axis", 1) % rank, rank))
-    else:
-        axes = [node.attr("axis", -1) % rank]
+    return softmax_over(node, x, softmax_axes(node.opset, node.attr("axis", None), rank),
+                        log=node.op_type == "LogSoftmax")
+
+
+def softmax_over(node, x, axes: list[int], log: bool = False):
     element_type = b.element_of(x)
-    if node.op_type == "Softmax" and len(axes) == 1 and node.importer.named_softmax:
+    if not log and len(axes) == 1 and node.importer.named_softmax:
         # linalg.softmax: one pass on the NPU when a row fits its SRAM, else
         # decomposed by npu-decompose-linalg into the passes below.
         shape = b.shape_of(x)
@@ -132,6 +140,6 @@ def _softmax(node, x, rank):
     shifted = b.elementwise([x, peak], lambda a: arith.subf(a[0], a[1]))
     exponentials = b.elementwise([shifted], lambda a: math.exp(a[0]))
     total = b.reduce_keepdims(exponentials, axes, 0.0, arith.addf)
-    if node.op_type == "LogSoftmax":
+    if log:
         return b.elementwise([shifted, total], lambda a: arith.subf(a[0], math.log(a[1])))
     return b.elementwise([exponentials, total], lambda a: arith.divf(a[0], a[1]))

@@ -1,7 +1,7 @@
 """onnxruntime's QOperator forms beyond the products and QLinearAdd
 (ops_quantized): QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat,
-QLinearMul, QLinearSigmoid and QLinearLeakyRelu (com.microsoft), as
-`quantize_static(..., QuantFormat.QOperator)` writes them. Each computes what
+QLinearMul, QLinearSigmoid, QLinearLeakyRelu and QLinearSoftmax (com.microsoft),
+as `quantize_static(..., QuantFormat.QOperator)` writes them. Each computes what
 onnxruntime's kernel computes, in the same f32 steps, so that rounding ties
 fall the same way: dequantised to f32 (or centred, exactly), the float op,
 quantised.
@@ -15,6 +15,7 @@ from mlir.dialects import arith
 from . import builders as b
 from .handler_api import ImportFailure, handles, normalized_axis
 from .ops_conv import average_pooled
+from .ops_nn import softmax_axes, softmax_over
 from .ops_quantized import (Quantization, dequantize, quantization, quantize,
                             quantize_zero_point_first, quantized_value, requantize,
                             requantize_zero_point_first, scalar_zero_point)
@@ -119,3 +120,22 @@ def qlinear_leaky_relu(node):
         return arith.addf(arith.maximumf(v, zero),
                           arith.mulf(arith.minimumf(v, zero), b.const_like(alpha, v)))
     return _unary(node, body)
+
+
+@handles("QLinearSoftmax")
+def qlinear_softmax(node):
+    """onnxruntime's kernel (its fusion of DequantizeLinear -> Softmax ->
+    QuantizeLinear too) scales the softmax by `floor(1 / y_scale)` (f32), not
+    by `1 / y_scale`: with a scale of 1/255, by 254. Its exponentials come
+    from a table and its sum runs in element order, in f32; here the float
+    softmax of the dequantised input, which differs from those only in the
+    last bits of f32, times that multiplier, rounded and offset by the zero
+    point. (Its int8 kernel wraps a result above 127 where this saturates:
+    only a scale of at most 1/(128 - zero point) reaches one.)"""
+    x_q, y_q = per_tensor(node, 1, 3)
+    opset = node.attr("opset", 13)
+    real = dequantize(quantized_value(node, 0), x_q.scale, x_q.zero_point)
+    axes = softmax_axes(opset, node.attr("axis", None), len(b.shape_of(real)))
+    multiplier = np.floor(np.float32(1.0) / np.float32(y_q.scale.reshape(())))
+    return [requantize(softmax_over(node, real, axes), np.asarray(multiplier, np.float32),
+                       scalar_zero_point(y_q, "the output"))]

@@ -21,6 +21,9 @@ rewritten, before import, into ops that compute on the 8-bit tensors.
   QuantizeLinear after it becomes com.microsoft QLinearConcat: each such
   input requantised into the output's scale (dequantised, quantised, as
   onnxruntime's kernel does), the 8-bit tensors concatenated.
+- A Softmax dequantised and quantised per tensor (one type) becomes
+  com.microsoft QLinearSoftmax, as onnxruntime fuses it: computed in float and
+  scaled by floor(1 / y_scale) as its kernel scales, with a remark.
 - Any other op between a DequantizeLinear and a QuantizeLinear is computed in
   float, with a remark saying why (a batch norm that folds into no conv too).
 
@@ -300,6 +303,18 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
             replaced[index] = concat
             replaced[nodes.index(q)] = helper.make_node(
                 "Identity", [q.output[0]], [f"{q.output[0]}.unused"], name=q.name)
+        elif node.op_type == "Softmax" and q is not None and _fuses_as_onnxruntime(graph, node, q):
+            x = graph.dequantized(node.input[0])
+            inputs = [x.input[0], *_q_inputs(x, graph, f"{node.name or index}.x_zero_point"),
+                      *_q_inputs(q, graph, f"{node.name or index}.y_zero_point")]
+            softmax = helper.make_node("QLinearSoftmax", inputs, [q.output[0]], name=node.name,
+                                       domain="com.microsoft", opset=_opset(model_copy))
+            softmax.attribute.extend(node.attribute)
+            replaced[index] = softmax
+            replaced[nodes.index(q)] = helper.make_node(
+                "Identity", [q.output[0]], [f"{q.output[0]}.unused"], name=q.name)
+            remarks.append(_remark(path, index, node, "as onnxruntime's QLinearSoftmax, scaled "
+                                   "by floor(1 / y_scale)"))
         elif node.op_type in FLOAT_REMARK_OPS and any(graph.dequantized(i) for i in node.input):
             remarks.append(_remark(path, index, node, "no int8 form here"))
     if not replaced:
@@ -321,6 +336,20 @@ def _per_tensor(graph: QdqGraph, node: onnx.NodeProto, q: onnx.NodeProto) -> boo
     params = [graph.params(n) for n in dqs + [q] if n is not None]
     return all(dqs) and len(params) == len(node.input) + 1 and \
         all(p is not None and p[0].size == 1 and p[1].size == 1 for p in params)
+
+
+def _fuses_as_onnxruntime(graph: QdqGraph, node: onnx.NodeProto, q: onnx.NodeProto) -> bool:
+    """Whether onnxruntime fuses DequantizeLinear -> `node` -> `q` into its
+    QLinear op (its QDQ selector for one-input ops): per-tensor 8-bit
+    quantisations of one type, the DequantizeLinear no output of the graph."""
+    x = graph.dequantized(node.input[0])
+    outputs = {o.name for o in graph.model.graph.output}
+    return len(node.input) == 1 and _per_tensor(graph, node, q) and \
+        x.output[0] not in outputs and graph.params(x)[1].dtype == graph.params(q)[1].dtype
+
+
+def _opset(model: onnx.ModelProto) -> int:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
 
 
 def _moves_exactly(graph: QdqGraph, node: onnx.NodeProto, q: onnx.NodeProto) -> bool:

@@ -219,6 +219,8 @@ PATTERNS = {
                                 helper.make_node("Concat", ["x", "c"], ["y"], axis=1)],
                                {"w": weight(4, 8, 1, 1, scale=1.5)}),
     "Sigmoid": ([helper.make_node("Sigmoid", ["x"], ["y"])], {}),
+    # onnxruntime fuses it into its QLinearSoftmax: scaled by floor(1 / y_scale).
+    "Softmax": ([helper.make_node("Softmax", ["x"], ["y"], axis=1)], {}),
     "Reshape+Transpose": ([helper.make_node("Conv", ["x", "w"], ["c"]),
                            helper.make_node("Reshape", ["c", "shape"], ["t"]),
                            helper.make_node("Transpose", ["t"], ["y"], perm=[0, 2, 1, 3, 4])],

@@ -148,3 +148,19 @@ def test_qoperator_model_runs_and_checks_against_onnxruntime(tmp_path):
     result = atvoss_cli("run", str(target), "--check")
     assert result.returncode == 0, result.stderr
     assert "(ok)" in result.stderr and "FAIL" not in result.stderr
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("opset,axis,scale", [(13, -1, 1 / 255), (13, 1, 1 / 255),
+                                              (13, 2, 1 / 256), (11, 2, 1 / 255)])
+def test_qlinearsoftmax_matches_onnxruntime(dtype, opset, axis, scale):
+    """onnxruntime scales by floor(1 / y_scale): 254 for a scale of 1/255,
+    which its quantiser writes; before opset 13 the normalised axes are all
+    from `axis` on."""
+    x = integers(dtype, (2, 6, 10, 12))
+    zero = -128 if dtype == np.int8 else 0
+    node = helper.make_node("QLinearSoftmax", ["x", "xs", "xz", "ys", "yz"], ["y"],
+                            domain="com.microsoft", axis=axis, opset=opset)
+    assert_matches_onnxruntime(
+        microsoft_model(node, {"x": x}, {**params(dtype, 0.05, 3, "x"),
+                                         **params(dtype, scale, zero, "y")}, dtype), {"x": x})
