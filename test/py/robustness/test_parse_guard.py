@@ -114,3 +114,40 @@ def test_unpack_tile_out_of_range_refused():
     assert diagnostic.message == "inner_tiles value -2147483649 is out of range [1, 2^31)"
     assert str(diagnostic.resolved_position()) == "in.mlir:3:64"   # at the literal
     parse_module(text.replace("-2147483649", "2"), make_context())
+
+
+def test_text_the_parser_aborts_on_is_a_located_error():
+    # A value used before its definition in one generic's body while another
+    # function's body has two entry blocks: the parser's cleanup after the
+    # error asserts (a placeholder value destroyed with uses left).
+    text = """
+func.func @a(%a: tensor<8x4xf32>, %b: tensor<4x8xf32>, %c: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>,
+                                        affine_map<(m, n, k) -> (m, n)>],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<8x4xf32>, tensor<4x8xf32>) outs(%c : tensor<8x8xf32>) {
+    linalg.yield %s : f32
+    %p = arith.mulf %x, %y : f32
+    %s = arith.subf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<8x8xf32>
+  return %r : tensor<8x8xf32>
+}
+
+func.func @b(%a: tensor<8x4xf32>, %c: tensor<8xf32>) -> tensor<8xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(m, k) -> (m, k)>, affine_map<(m, k) -> (m)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%a : tensor<8x4xf32>) outs(%c : tensor<8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %s = arith.addf %acc, %p : f32
+    %p = arith.mulf %x, %x : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+"""
+    with pytest.raises(DiagnosticError) as failure:
+        parse_module(text, make_context(), "in.mlir")
+    (diagnostic,) = failure.value.diagnostics
+    assert str(diagnostic.resolved_position()) == "in.mlir:1:1"
+    assert "the upstream parser aborts on it" in diagnostic.message
