@@ -6,10 +6,10 @@ and the Python bindings cannot read some attributes it accepts (a dense
 array of ui8, si64, f16... elements raises TypeError on access, so every
 pass or simulator handler reading it would fail). Those are refused here
 first, with a located error, then the text goes to `ir.Module.parse`. A
-small text is parsed once in a forked copy of the process before: the
-parser's cleanup after some errors (values used before their definition, in
-a nest it does not expect) trips an assertion too, in ways no pattern here
-foresees.
+small text in which a value is used before the op defining it is parsed once
+in a forked copy of the process before: the parser's cleanup after some
+errors with such forward references trips an assertion too, in ways no
+pattern here foresees.
 """
 
 from __future__ import annotations
@@ -22,9 +22,13 @@ from mlir import ir
 from .context import make_context
 from .diagnostics import Diagnostic, DiagnosticError, diagnostics_of
 
-# Texts up to this size are parsed in a forked copy first; larger ones are
-# programs the tools wrote (their weights), which the parser reads cleanly.
+# Texts up to this size are parsed in a forked copy first when they use a
+# value before its definition; larger ones are programs the tools wrote
+# (their weights), which the parser reads cleanly.
 _TRIAL_PARSE_BYTES = 1 << 20
+# An SSA name, and `=` after it where the name is defined; or a function,
+# where names start again.
+_SSA_NAME = re.compile(r"%([\w$.\-]+)(?::\d+)?(\s*=(?!=))?|\bfunc\.func\b")
 
 # Starts with a literal so that re scans for it quickly (programs hold
 # hundreds of MB of weights); the character before is checked by hand.
@@ -151,6 +155,23 @@ def check_text(text: str, context: ir.Context, filename: str = "-") -> None:
             ir.Location.file(filename, line, column, context))])
 
 
+def _used_before_definition(text: str) -> bool:
+    """Whether some SSA name of a function appears before the op defining it
+    (text order; a function's names start again)."""
+    defined, pending = set(), set()
+    for match in _SSA_NAME.finditer(text):
+        name = match.group(1)
+        if name is None:
+            defined.clear(), pending.clear()
+        elif match.group(2):
+            if name in pending:
+                return True
+            defined.add(name)
+        elif name not in defined:
+            pending.add(name)   # an argument, or a use before the definition
+    return False
+
+
 def _parse_aborts(text: str) -> bool:
     """Whether parsing `text` kills a forked copy of this process (no core
     file, the assertion's text not shown)."""
@@ -172,7 +193,8 @@ def _parse_aborts(text: str) -> bool:
 def parse_module(text: str, context: ir.Context, filename: str = "-") -> ir.Module:
     """ir.Module.parse with every failure a DiagnosticError."""
     check_text(text, context, filename)
-    if len(text) <= _TRIAL_PARSE_BYTES and _parse_aborts(text):
+    if len(text) <= _TRIAL_PARSE_BYTES and _used_before_definition(text) and \
+            _parse_aborts(text):
         raise DiagnosticError([Diagnostic(
             "error", "malformed MLIR: the upstream parser aborts on it (an assertion) "
             "instead of reporting where", ir.Location.file(filename, 1, 1, context))])

@@ -151,3 +151,25 @@ func.func @b(%a: tensor<8x4xf32>, %c: tensor<8xf32>) -> tensor<8xf32> {
     (diagnostic,) = failure.value.diagnostics
     assert str(diagnostic.resolved_position()) == "in.mlir:1:1"
     assert "the upstream parser aborts on it" in diagnostic.message
+
+
+def test_text_without_forward_references_is_parsed_once(monkeypatch):
+    # Sibling regions may reuse names; only a use before its definition makes
+    # the text worth a trial parse in a forked copy.
+    import atvoss_mlir.parse_guard as guard
+
+    def no_trial(text):
+        raise AssertionError("a trial parse of a text without forward references")
+    monkeypatch.setattr(guard, "_parse_aborts", no_trial)
+    body = """linalg.generic {{indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+      iterator_types = ["parallel"]}} ins(%{src} : tensor<4xf32>) outs(%a : tensor<4xf32>) {{
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.addf %x, %x : f32
+    linalg.yield %s : f32
+  }} -> tensor<4xf32>"""
+    text = f"""func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {{
+  %r = {body.format(src="a")}
+  %t = {body.format(src="r")}
+  return %t : tensor<4xf32>
+}}"""
+    assert str(parse_module(text, make_context())).count("linalg.generic") == 2
