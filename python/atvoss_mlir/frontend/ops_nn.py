@@ -64,8 +64,14 @@ def _broadcast_init(value, shape):
 
 @handles("MatMul")
 def matmul(node):
-    a, w = node.value(0), node.value(1)
+    return [matmul_of(node.value(0), node.value(1))]
+
+
+def matmul_of(a, w):
+    """ONNX MatMul of `a` by `w`: a 2-D B folds A's batch dims into M, a
+    batched one broadcasts; a 1-D operand's dim is dropped from the result."""
     a_shape, w_shape = b.shape_of(a), b.shape_of(w)
+    a_vector, w_vector = len(a_shape) == 1, len(w_shape) == 1
     if len(a_shape) == 1:
         a = b.reshape(a, [1, a_shape[0]])
     if len(w_shape) == 1:
@@ -90,11 +96,11 @@ def matmul(node):
                                       outs=[b.fill(0.0, [count, m, n], element_type)])
         result = b.reshape(product, batch + [m, n])
     shape = b.shape_of(result)
-    if len(node.shape(0)) == 1:
+    if a_vector:
         shape.pop(-2)
-    if len(node.shape(1)) == 1:
+    if w_vector:
         shape.pop(-1)
-    return [b.reshape(result, shape)]
+    return b.reshape(result, shape)
 
 
 # -- Softmax -------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from mlir.dialects import arith, linalg, math
 from . import builders as b
 from .handler_api import ImportFailure, folds, handles, normalized_axis
 from .ops_conv import conv_nchw
+from .ops_nn import matmul_of
 
 QUANT_DTYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 I8_MIN, I8_MAX = -128, 127
@@ -381,6 +382,8 @@ def matrix_weight(node, index: int, q: Quantization) -> np.ndarray:
 @handles("QLinearMatMul")
 def qlinear_matmul(node):
     a_q, w_q, y_q = quantization(node, 1, 2), quantization(node, 4, 5), quantization(node, 6, 7)
+    if node.constant(3) is None:
+        return [activation_product(node, a_q, w_q, y_q)]
     weight = matrix_weight(node, 3, w_q)
     a = quantized_value(node, 0)
     if len(b.shape_of(a)) < 2:
@@ -389,6 +392,34 @@ def qlinear_matmul(node):
     bias = integer_bias(None, weight.shape[1], weight.astype(np.int64).sum(axis=0), a_zp)
     return [integer_matmul(node, a, weight, bias, multiplier(a_q, w_q, y_q),
                            scalar_zero_point(y_q, "the output"))]
+
+
+def centred_range(q: Quantization) -> int:
+    """The largest |x - zero point| of the quantised type."""
+    zero = scalar_zero_point(q, "an operand")
+    return max(I8_MAX - zero, zero - I8_MIN)
+
+
+def activation_product(node, a_q: Quantization, b_q: Quantization, y_q: Quantization):
+    """A by a B computed at run time (attention's products), as onnxruntime's
+    QLinearMatMul: its int32 sum of (a - za) * (b - zb), requantised. Here the
+    centred values are exact integers in f32 and so is every partial sum
+    below 2^24, which `exact_activation_product` guarantees: the f32 matmul
+    is that int32 sum."""
+    if a_q.scale.size != 1 or b_q.scale.size != 1:
+        raise ImportFailure("a B computed at run time must be quantised per tensor")
+    a, w = quantized_value(node, 0), quantized_value(node, 3)
+    depth = b.shape_of(a)[-1]
+    if not exact_activation_product(depth, centred_range(a_q), centred_range(b_q)):
+        raise ImportFailure(f"an int8 product over {depth} terms of two tensors computed at run "
+                            f"time: its sums would leave f32's exact integers")
+    centred = [dequantize(x, np.float32(1.0), q.zero_point) for x, q in ((a, a_q), (w, b_q))]
+    return requantize(matmul_of(*centred), multiplier(a_q, b_q, y_q),
+                      scalar_zero_point(y_q, "the output"))
+
+
+def exact_activation_product(depth: int, a_range: int, b_range: int) -> bool:
+    return depth * a_range * b_range < 2**24
 
 
 @handles("QGemm")

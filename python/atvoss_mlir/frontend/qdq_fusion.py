@@ -38,6 +38,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ..diagnostics import Diagnostic, SourcePosition
+from .ops_quantized import exact_activation_product
 
 QUANTIZED_DTYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 # Ops whose output elements are input elements: exact on the quantised tensor
@@ -62,6 +63,7 @@ class QdqGraph:
                 self.uses[name] = self.uses.get(name, 0) + 1
         for output in graph.output:
             self.uses[output.name] = self.uses.get(output.name, 0) + 1
+        self.shapes = None
 
     def constant(self, name: str) -> np.ndarray | None:
         tensor = self.initializers.get(name)
@@ -107,6 +109,20 @@ class QdqGraph:
             return None
         return scale, zero_point
 
+    def last_dim(self, name: str) -> int | None:
+        """The static size of the last dim of tensor `name` (shape inference)."""
+        if self.shapes is None:
+            try:
+                inferred = onnx.shape_inference.infer_shapes(self.model)
+            except Exception:   # a model shape inference fails on is the importer's to refuse
+                inferred = self.model
+            graph = inferred.graph
+            self.shapes = {v.name: [d.dim_value if d.HasField("dim_value") else None
+                                    for d in v.type.tensor_type.shape.dim]
+                           for v in list(graph.value_info) + list(graph.input)}
+        shape = self.shapes.get(name)
+        return shape[-1] if shape else None
+
     def same_params(self, a: onnx.NodeProto, b: onnx.NodeProto) -> bool:
         pa, pb = self.params(a), self.params(b)
         if pa is None or pb is None or _axis(a) != _axis(b) and pa[0].ndim:
@@ -149,6 +165,31 @@ def _q_inputs(node: onnx.NodeProto, graph: QdqGraph, name_for_zero_point: str) -
     return [node.input[1], zero.name]
 
 
+RUNTIME_WEIGHTS = "the weights are not constant (an int8 product of two activations)"
+
+
+def _activation_product_reason(graph: QdqGraph, node: onnx.NodeProto,
+                               q: onnx.NodeProto) -> str | None:
+    """Why a MatMul of two dequantised tensors computed at run time (attention's
+    products) cannot run as onnxruntime's QLinearMatMul does, exactly (an
+    int32 sum, held in f32: `ops_quantized.activation_product`), or None."""
+    if not _per_tensor(graph, node, q):
+        return "an operand or the result is not quantised per tensor"
+    depth = graph.last_dim(node.input[0])
+    if depth is None:
+        return "the product's depth is not known"
+    ranges = []
+    for name in node.input:
+        dtype = graph.params(graph.dequantized(name))[1].dtype
+        zero = int(graph.params(graph.dequantized(name))[1].reshape(()))
+        low, high = (0, 255) if dtype == np.uint8 else (-128, 127)
+        ranges.append(max(high - zero, zero - low))
+    if not exact_activation_product(depth, *ranges):
+        return (f"{RUNTIME_WEIGHTS}, over {depth} terms: the int32 sums would leave f32's "
+                f"exact integers")
+    return None
+
+
 def _float_reason(graph: QdqGraph, node: onnx.NodeProto) -> str | None:
     """Why a Conv/MatMul/Gemm between DQ and Q cannot run in int8, or None."""
     x = graph.dequantized(node.input[0])
@@ -159,7 +200,7 @@ def _float_reason(graph: QdqGraph, node: onnx.NodeProto) -> str | None:
         return "a scale or zero point is not a constant 8-bit quantisation"
     weight = graph.constant(w.input[0])
     if weight is None:
-        return "the weights are not constant (an int8 product of two activations)"
+        return RUNTIME_WEIGHTS
     if weight.dtype not in QUANTIZED_DTYPES:
         return f"the weights are {weight.dtype.name}, not 8-bit"
     if weight.ndim == 0 or weight.size == 0:
@@ -244,6 +285,8 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
         if node.op_type in ("Conv", "MatMul", "Gemm") and q is not None and \
                 graph.params(q) is not None:
             reason = _float_reason(graph, node)
+            if reason == RUNTIME_WEIGHTS and node.op_type == "MatMul":
+                reason = _activation_product_reason(graph, node, q)
             if reason is None:
                 replaced[index] = _fused(graph, node, q, index)
                 replaced[nodes.index(q)] = helper.make_node(

@@ -219,6 +219,10 @@ PATTERNS = {
                                 helper.make_node("Concat", ["x", "c"], ["y"], axis=1)],
                                {"w": weight(4, 8, 1, 1, scale=1.5)}),
     "Sigmoid": ([helper.make_node("Sigmoid", ["x"], ["y"])], {}),
+    # Attention's products: onnxruntime's QLinearMatMul sums in int32, exactly.
+    "MatMul of activations": ([helper.make_node("Relu", ["x"], ["r"]),
+                               helper.make_node("Transpose", ["r"], ["t"], perm=[0, 1, 3, 2]),
+                               helper.make_node("MatMul", ["x", "t"], ["y"])], {}),
     # onnxruntime fuses it into its QLinearSoftmax: scaled by floor(1 / y_scale).
     "Softmax": ([helper.make_node("Softmax", ["x"], ["y"], axis=1)], {}),
     "Reshape+Transpose": ([helper.make_node("Conv", ["x", "w"], ["c"]),
@@ -251,6 +255,8 @@ def test_qdq_pattern_matches_onnxruntime(name, activation_type, per_channel, tmp
         assert name == "depthwise Conv" or matrix
         assert not any("is computed in float" in m for m in remarks)
         assert "xi8" in compiled.program
+    if name == "MatMul of activations":   # onnxruntime's int32 sum, exact in f32
+        assert not any("(MatMul) is computed in float" in m for m in remarks)
     if name == "Concat of other scales":   # int8 in and out, no f32 tensor
         assert not any("is computed in float" in m for m in remarks)
     if name == "Add":   # int8 in and out: one npu.quantized_add on SRAM tiles

@@ -11,6 +11,8 @@ import pytest
 from onnx import helper
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
 
+from atvoss_mlir.diagnostics import DiagnosticError
+
 from test_int8 import (assert_within_one_lsb, atvoss_cli, compiled_outputs, elem, integers,
                        model_of, reference)
 
@@ -164,3 +166,32 @@ def test_qlinearsoftmax_matches_onnxruntime(dtype, opset, axis, scale):
     assert_matches_onnxruntime(
         microsoft_model(node, {"x": x}, {**params(dtype, 0.05, 3, "x"),
                                          **params(dtype, scale, zero, "y")}, dtype), {"x": x})
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_qlinearmatmul_of_two_runtime_tensors_matches_onnxruntime(dtype):
+    """Attention's products: both operands computed at run time. onnxruntime
+    sums (a - za) * (b - zb) in int32; the centred values and their sums are
+    exact integers in f32 too, below 2^24."""
+    a, w = integers(dtype, (2, 3, 10, 40)), integers(dtype, (2, 3, 40, 12))
+    zero = 100 if dtype == np.uint8 else -7
+    node = helper.make_node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"])
+    model = model_of([node], [helper.make_tensor_value_info(name, elem(dtype), x.shape)
+                              for name, x in (("a", a), ("b", w))],
+                     [helper.make_tensor_value_info("y", elem(dtype), None)],
+                     {**params(dtype, 0.05, zero, "a"), **params(dtype, 0.04, zero, "b"),
+                      **params(dtype, 7.0, zero, "y")})
+    assert_matches_onnxruntime(model, {"a": a, "b": w})
+
+
+def test_qlinearmatmul_of_runtime_tensors_too_deep_for_f32_is_refused():
+    a, w = integers(np.uint8, (1, 4, 300)), integers(np.uint8, (1, 300, 4))
+    node = helper.make_node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"])
+    model = model_of([node], [helper.make_tensor_value_info(name, elem(np.uint8), x.shape)
+                              for name, x in (("a", a), ("b", w))],
+                     [helper.make_tensor_value_info("y", elem(np.uint8), None)],
+                     {**params(np.uint8, 0.05, 0, "a"), **params(np.uint8, 0.04, 0, "b"),
+                      **params(np.uint8, 7.0, 0, "y")})
+    with pytest.raises(DiagnosticError) as failure:
+        compiled_outputs(model, {"a": a, "b": w})
+    assert "its sums would leave f32's exact integers" in str(failure.value)
