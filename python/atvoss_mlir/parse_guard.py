@@ -87,6 +87,10 @@ def check_text(text: str, context: ir.Context, filename: str = "-") -> None:
         if re.search(r"(^|,)\s*-\s*\d", amounts):
             raise _error_at(text, match.start(), "tensor.pad with a negative padding is not "
                             "supported", context, filename)
+        # A padding near i64's range overflows the padded type's dims.
+        if any(int(literal) >= _WINDOW_STEP_LIMIT for literal in re.findall(r"\d+", amounts)):
+            raise _error_at(text, match.start(), "tensor.pad with a padding of 2^31 or more "
+                            "is not supported", context, filename)
     if "permutation" in text or "dimensions" in text:
         for match in _LIST_KEYWORD.finditer(text):
             line_start = text.rfind("\n", 0, match.start()) + 1

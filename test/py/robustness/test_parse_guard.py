@@ -54,6 +54,12 @@ def test_negative_pad_refused():
     assert str(diagnostic.resolved_position()) == "in.mlir:3:8"
     assert diagnostic.message == "tensor.pad with a negative padding is not supported"
     parse_module(text.replace("high[-2147483649]", "high[0]"), make_context())
+    # A padding near i64's range overflows the padded type's dims the same way.
+    with pytest.raises(DiagnosticError) as failure:
+        parse_module(text.replace("high[-2147483649]", "high[9223372036854775807]"),
+                     make_context(), "in.mlir")
+    assert failure.value.diagnostics[0].message == \
+        "tensor.pad with a padding of 2^31 or more is not supported"
 
 
 TRANSPOSE = """func.func @f(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {{
