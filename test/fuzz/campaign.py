@@ -99,7 +99,9 @@ def run_campaign(category: str, count: int, seed: int = 0, known: set | None = N
     workdir = workdir or tempfile.mkdtemp(prefix=f"fuzz-{category}-")
     restart = 0
     while report.inputs < count:
-        last = {}
+        # Every new kind met, with its latest case: a shrink runs variants of
+        # the first finding, which may fail in other ways too.
+        met = {}
 
         @settings(max_examples=count - report.inputs, deadline=None, database=None,
                   derandomize=derandomize, suppress_health_check=list(HealthCheck),
@@ -117,7 +119,7 @@ def run_campaign(category: str, count: int, seed: int = 0, known: set | None = N
             if kind:
                 key = signature(kind, outcome)
                 if key not in known:
-                    last["found"] = (key, case, outcome)
+                    met[key] = (case, outcome)
                     raise _NewFinding(key)
 
         if not derandomize:
@@ -127,10 +129,10 @@ def run_campaign(category: str, count: int, seed: int = 0, known: set | None = N
             body()
             break
         except _NewFinding:
-            key, case, outcome = last["found"]
-            known.add(key)
-            name = save_regression(case, key, outcome) if save else None
-            report.findings.append((key, name))
+            for key, (case, outcome) in met.items():
+                known.add(key)
+                name = save_regression(case, key, outcome) if save else None
+                report.findings.append((key, name))
         if derandomize:
             break  # the same seed would replay the same examples
     return report

@@ -73,6 +73,12 @@ def run_tool(name: str, run, argv: list[str]) -> int:
             print(diagnostic.format(), file=sys.stderr)
     except KeyboardInterrupt:
         print(f"{name}: error: interrupted", file=sys.stderr)
+    except MemoryError as error:
+        # The machine, not the input: at the input file, as the limits' refusals.
+        where = next((a for a in argv if not a.startswith("-") and os.path.isfile(a)), "-")
+        print(f"{where}:1:1: error: out of memory ({error}): the work needs more memory than "
+              f"this process may use; ATVOSS_MEMORY_LIMIT bounds the estimate checked before "
+              f"the work starts", file=sys.stderr)
     except Exception as error:  # never show a traceback to a user
         print(f"<unknown>:0:0: error: internal error in {name}: "
               f"{type(error).__name__}: {error}", file=sys.stderr)

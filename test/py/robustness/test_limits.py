@@ -107,3 +107,18 @@ def test_onnx_range_too_large_refused_before_shape_inference(tmp_path, capsys):
     assert atvoss_main(["import", str(path), "-o", str(tmp_path / "out.mlir")]) == 1
     assert f"{path}:1:1: error: node 'range' (Range): its output needs 7.28 TiB (from its " \
            "constant inputs), above the memory limit" in capsys.readouterr().err
+
+
+def test_running_out_of_memory_is_a_located_error_not_an_internal_one(tmp_path, capsys):
+    """Memory the estimate did not foresee (an address-space limit, other
+    processes) runs out mid-work: an error at the input, with what to set."""
+    from atvoss_mlir.tools.common import run_tool
+    model = tmp_path / "model.onnx"
+    model.write_bytes(b"")
+
+    def exhausted(argv):
+        raise MemoryError("Unable to allocate 1.0 GiB for an array")
+    assert run_tool("atvoss", exhausted, ["run", str(model)]) == 1
+    message = capsys.readouterr().err
+    assert message.startswith(f"{model}:1:1: error: out of memory (Unable to allocate 1.0 GiB")
+    assert "internal error" not in message
