@@ -1,5 +1,5 @@
-"""onnxruntime's QOperator forms beyond the products and QLinearAdd
-(ops_quantized): QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat,
+"""onnxruntime's QOperator forms beyond the integer products (ops_integer):
+QLinearAdd, QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat,
 QLinearMul, QLinearSigmoid, QLinearLeakyRelu and QLinearSoftmax (com.microsoft),
 as `quantize_static(..., QuantFormat.QOperator)` writes them. Each computes what
 onnxruntime's kernel computes, in the same f32 steps, so that rounding ties
@@ -10,15 +10,17 @@ quantised.
 from __future__ import annotations
 
 import numpy as np
-from mlir.dialects import arith
+from mlir import ir
+from mlir.dialects import arith, math
 
 from . import builders as b
 from .handler_api import ImportFailure, handles, normalized_axis
 from .ops_conv import average_pooled
 from .ops_nn import softmax_axes, softmax_over
-from .ops_quantized import (Quantization, dequantize, quantization, quantize,
-                            quantize_zero_point_first, quantized_value, requantize,
-                            requantize_zero_point_first, scalar_zero_point)
+from .ops_quantized import (I8_MAX, I8_MIN, UINT8_SHIFT, Quantization, dequantize, i8,
+                            quantization, quantize, quantize_zero_point_first,
+                            quantized_value, requantize, requantize_zero_point_first,
+                            scalar_zero_point)
 
 
 def per_tensor(node, *indices: int) -> list[Quantization]:
@@ -139,3 +141,45 @@ def qlinear_softmax(node):
     multiplier = np.floor(np.float32(1.0) / np.float32(y_q.scale.reshape(())))
     return [requantize(softmax_over(node, real, axes), np.asarray(multiplier, np.float32),
                        scalar_zero_point(y_q, "the output"))]
+
+
+@handles("QLinearAdd")
+def qlinear_add(node):
+    """com.microsoft QLinearAdd as onnxruntime's x86 kernel computes it: with
+    the scale ratios ra = sa / sy, rb = sb / sy and the fixed part
+    F = zy - (ra * za + rb * zb), `round(fma(a, ra, fma(b, rb, F)))` on the
+    8-bit values in their own range (uint8 unshifted; `round_as_uint8`, set by
+    `fuse_qdq`: int8 moved to uint8, as onnxruntime runs an int8 QDQ graph on
+    x86). One generic, which the vector unit runs as one npu.quantized_add,
+    when a and b have one shape; with broadcasting, dequantise, add and
+    quantise (three generics)."""
+    a_q, b_q, y_q = quantization(node, 1, 2), quantization(node, 4, 5), quantization(node, 6, 7)
+    as_uint8 = bool(node.attr("round_as_uint8", 0))
+    if any(q.scale.size != 1 or q.zero_point.size != 1 for q in (a_q, b_q, y_q)):
+        raise ImportFailure("per-axis scales are not supported")
+    left, right = quantized_value(node, 0), quantized_value(node, 3)
+    if b.shape_of(left) != b.shape_of(right):
+        total = b.elementwise([dequantize(left, a_q.scale, a_q.zero_point),
+                               dequantize(right, b_q.scale, b_q.zero_point)],
+                              lambda v: arith.addf(v[0], v[1]))
+        return [quantize_zero_point_first(total, y_q, as_uint8)]
+    f32 = ir.F32Type.get()
+    # one 8-bit type for a, b and y: the shift from held int8 to its own range
+    shift = float(UINT8_SHIFT if y_q.unsigned or as_uint8 else 0)
+    za, zb, zy = (np.float32(q.zero_point.reshape(()) + shift) for q in (a_q, b_q, y_q))
+    ra, rb = (np.float32(q.scale.reshape(())) / np.float32(y_q.scale.reshape(()))
+              for q in (a_q, b_q))
+    fixed = zy - (ra * za + rb * zb)   # in f32, as onnxruntime computes it
+
+    def shifted(value, by):
+        return arith.addf(value, b.scalar(by, f32)) if by else value
+
+    def body(args):
+        own_range = [shifted(arith.sitofp(f32, arg), shift) for arg in args[:2]]
+        total = math.fma(own_range[1], b.scalar(float(rb), f32), b.scalar(float(fixed), f32))
+        total = math.fma(own_range[0], b.scalar(float(ra), f32), total)
+        value = shifted(math.roundeven(total), -shift)
+        value = arith.minimumf(arith.maximumf(value, b.scalar(float(I8_MIN), f32)),
+                               b.scalar(float(I8_MAX), f32))
+        return arith.fptosi(i8(), value)
+    return [b.elementwise([left, right], body, i8())]

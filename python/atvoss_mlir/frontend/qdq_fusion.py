@@ -5,7 +5,7 @@ rewritten, before import, into ops that compute on the 8-bit tensors.
   the bias int32 at scale sx * sw, as onnxruntime's quantiser writes them) and
   whose only use is a QuantizeLinear become QLinearConv, QLinearMatMul and
   com.microsoft QGemm: an int8 product with an int32 accumulator and a
-  requantising epilogue (`ops_quantized`).
+  requantising epilogue (`ops_integer`).
 - An Add of two tensors dequantised per tensor and quantised after it (a
   residual add) becomes com.microsoft QLinearAdd: int8 in, int8 out.
 - A GlobalAveragePool dequantised and quantised per tensor becomes
@@ -38,7 +38,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ..diagnostics import Diagnostic, SourcePosition
-from .ops_quantized import exact_activation_product
+from .ops_integer import exact_activation_product
 
 QUANTIZED_DTYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 # Ops whose output elements are input elements: exact on the quantised tensor
@@ -172,7 +172,7 @@ def _activation_product_reason(graph: QdqGraph, node: onnx.NodeProto,
                                q: onnx.NodeProto) -> str | None:
     """Why a MatMul of two dequantised tensors computed at run time (attention's
     products) cannot run as onnxruntime's QLinearMatMul does, exactly (an
-    int32 sum, held in f32: `ops_quantized.activation_product`), or None."""
+    int32 sum, held in f32: `ops_integer.activation_product`), or None."""
     if not _per_tensor(graph, node, q):
         return "an operand or the result is not quantised per tensor"
     depth = graph.last_dim(node.input[0])

@@ -4,7 +4,7 @@ int8 tile that is stored, so the int32 result never reaches DRAM.
 
 The importer writes an int8 product as the matrix op accumulating into an
 int32 buffer (initialised with the bias), then a generic requantising that
-buffer into int8 (frontend/ops_quantized). When that generic is the buffer's
+buffer into int8 (frontend/ops_integer). When that generic is the buffer's
 only reader, reads it by the identity and writes a fresh int8 buffer by the
 identity, the op's problem takes the int8 buffer as its output, the scales
 (per channel) as an operand tiled with the output's channels, and the generic

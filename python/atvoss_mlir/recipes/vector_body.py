@@ -273,7 +273,7 @@ def quantization_step(block: ir.Block, n_inputs: int) -> QuantizeStep | None:
 
 
 def quantized_add_step(block: ir.Block, n_inputs: int) -> QuantizedAddStep | None:
-    """The body as a QuantizedAddStep: the form frontend/ops_quantized writes
+    """The body as a QuantizedAddStep: the form frontend/ops_qoperator writes
     for QLinearAdd (each i8 input moved to its own range, two fused
     multiply-adds, rounded, shifted back and saturated to i8)."""
     if n_inputs != 2 or any(str(a.type) != "i8" for a in block.arguments[:2]):
