@@ -389,6 +389,18 @@ def test_quantised_zoo_blocks_match_onnxruntime(block, target, tmp_path):
                    for r in compiled.remarks)
 
 
+def run_quantised(nodes, shape, initializers, tmp_path):
+    """The float graph x -> y quantised by onnxruntime's quantiser (uint8, per
+    channel), run on the NPU and by onnxruntime on one random input:
+    (ours, onnxruntime's, the compiled model, the quantised model)."""
+    model = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializers)
+    model = quantized(model, QuantType.QUInt8, True, tmp_path)
+    x = RNG.standard_normal(shape).astype(np.float32)
+    (ours,), compiled = compiled_outputs(model, {"x": x})
+    return ours, reference(model, {"x": x})[0], compiled, model
+
+
 def test_int8_result_kept_in_sram_is_written_tile_by_tile(tmp_path):
     """A 1x1 conv's 200 KB int8 result read by two convs stays in SRAM: the
     conv writes it tile by tile from a tile-sized int32 accumulator (a
@@ -399,15 +411,12 @@ def test_int8_result_kept_in_sram_is_written_tile_by_tile(tmp_path):
              helper.make_node("Conv", ["r1", "w2", "b2"], ["p"], name="project"),
              helper.make_node("Conv", ["r1", "w3", "b3"], ["s"], name="side"),
              helper.make_node("Add", ["p", "s"], ["y"], name="add")]
-    model = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 28, 28])],
-                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                     {"w1": weight(256, 64, 1, 1, scale=0.1), "b1": weight(256),
-                      "w2": weight(64, 256, 1, 1, scale=0.05), "b2": weight(64),
-                      "w3": weight(64, 256, 1, 1, scale=0.05), "b3": weight(64)})
-    model = quantized(model, QuantType.QUInt8, True, tmp_path)
-    x = RNG.standard_normal((1, 64, 28, 28)).astype(np.float32)
-    (ours,), compiled = compiled_outputs(model, {"x": x})
-    assert_within_one_lsb(ours, reference(model, {"x": x})[0], output_scale(model))
+    ours, theirs, compiled, model = run_quantised(
+        nodes, [1, 64, 28, 28],
+        {"w1": weight(256, 64, 1, 1, scale=0.1), "b1": weight(256),
+         "w2": weight(64, 256, 1, 1, scale=0.05), "b2": weight(64),
+         "w3": weight(64, 256, 1, 1, scale=0.05), "b3": weight(64)}, tmp_path)
+    assert_within_one_lsb(ours, theirs, output_scale(model))
     assert any("kept 'linalg.conv_2d_nhwc_hwcf' output in SRAM for 'project', 'side' (200704 B"
                in r.message for r in compiled.remarks)
     tiles = [op["count"] for op in compiled.report["ops"]
@@ -429,16 +438,13 @@ def test_int8_skip_tensor_kept_in_sram_is_read_tile_by_tile(tmp_path):
              helper.make_node("Conv", ["r2", "w3", "b3"], ["c3"], name="expand"),
              helper.make_node("Add", ["c3", "c0"], ["a"], name="add"),
              helper.make_node("Relu", ["a"], ["y"])]
-    model = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 14, 14])],
-                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                     {"w0": weight(1024, 64, 1, 1, scale=0.1), "b0": weight(1024),
-                      "w1": weight(256, 1024, 1, 1, scale=0.03), "b1": weight(256),
-                      "w2": weight(256, 256, 3, 3, scale=0.02), "b2": weight(256),
-                      "w3": weight(1024, 256, 1, 1, scale=0.05), "b3": weight(1024)})
-    model = quantized(model, QuantType.QUInt8, True, tmp_path)
-    x = RNG.standard_normal((1, 64, 14, 14)).astype(np.float32)
-    (ours,), compiled = compiled_outputs(model, {"x": x})
-    np.testing.assert_array_equal(ours, reference(model, {"x": x})[0])
+    ours, theirs, compiled, _ = run_quantised(
+        nodes, [1, 64, 14, 14],
+        {"w0": weight(1024, 64, 1, 1, scale=0.1), "b0": weight(1024),
+         "w1": weight(256, 1024, 1, 1, scale=0.03), "b1": weight(256),
+         "w2": weight(256, 256, 3, 3, scale=0.02), "b2": weight(256),
+         "w3": weight(1024, 256, 1, 1, scale=0.05), "b3": weight(1024)}, tmp_path)
+    np.testing.assert_array_equal(ours, theirs)
     assert any("kept 'linalg.conv_2d_nhwc_hwcf' output in SRAM for 'reduce', 'expand' (200704 B"
                in r.message for r in compiled.remarks)
     adds = [op["count"] for op in compiled.report["ops"]
@@ -456,14 +462,11 @@ def test_int8_conv_input_kept_padded_is_read_in_row_windows(tmp_path):
              helper.make_node("Relu", ["c1"], ["r1"]),
              helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1], name="conv"),
              helper.make_node("Relu", ["c2"], ["y"])]
-    model = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 56, 56])],
-                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                     {"w1": weight(64, 64, 1, 1, scale=0.1), "b1": weight(64),
-                      "w2": weight(64, 64, 3, 3, scale=0.03), "b2": weight(64)})
-    model = quantized(model, QuantType.QUInt8, True, tmp_path)
-    x = RNG.standard_normal((1, 64, 56, 56)).astype(np.float32)
-    (ours,), compiled = compiled_outputs(model, {"x": x})
-    np.testing.assert_array_equal(ours, reference(model, {"x": x})[0])
+    ours, theirs, compiled, _ = run_quantised(
+        nodes, [1, 64, 56, 56],
+        {"w1": weight(64, 64, 1, 1, scale=0.1), "b1": weight(64),
+         "w2": weight(64, 64, 3, 3, scale=0.03), "b2": weight(64)}, tmp_path)
+    np.testing.assert_array_equal(ours, theirs)
     assert any("kept 'linalg.conv_2d_nhwc_hwcf' output in SRAM for 'conv' (215296 B"
                in r.message for r in compiled.remarks)   # 1x58x58x64 int8: padded
     ops = compiled.report["ops"]
