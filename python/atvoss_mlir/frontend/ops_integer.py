@@ -131,12 +131,6 @@ def qlinear_matmul(node):
                            scalar_zero_point(y_q, "the output"))]
 
 
-def centred_range(q: Quantization) -> int:
-    """The largest |x - zero point| of the quantised type."""
-    zero = scalar_zero_point(q, "an operand")
-    return max(I8_MAX - zero, zero - I8_MIN)
-
-
 def activation_product(node, a_q: Quantization, b_q: Quantization, y_q: Quantization):
     """A by a B computed at run time (attention's products), as onnxruntime's
     QLinearMatMul: its int32 sum of (a - za) * (b - zb), requantised. Here the
@@ -147,7 +141,8 @@ def activation_product(node, a_q: Quantization, b_q: Quantization, y_q: Quantiza
         raise ImportFailure("a B computed at run time must be quantised per tensor")
     a, w = quantized_value(node, 0), quantized_value(node, 3)
     depth = b.shape_of(a)[-1]
-    if not exact_activation_product(depth, centred_range(a_q), centred_range(b_q)):
+    if not exact_activation_product(depth, scalar_zero_point(a_q, "A"),
+                                    scalar_zero_point(b_q, "B")):
         raise ImportFailure(f"an int8 product over {depth} terms of two tensors computed at run "
                             f"time: its sums would leave f32's exact integers")
     centred = [dequantize(x, np.float32(1.0), q.zero_point) for x, q in ((a, a_q), (w, b_q))]
@@ -155,8 +150,13 @@ def activation_product(node, a_q: Quantization, b_q: Quantization, y_q: Quantiza
                       scalar_zero_point(y_q, "the output"))
 
 
-def exact_activation_product(depth: int, a_range: int, b_range: int) -> bool:
-    return depth * a_range * b_range < 2**24
+def exact_activation_product(depth: int, *held_zero_points: int) -> bool:
+    """Whether every partial sum of `depth` products of centred 8-bit values
+    (zero points as held) stays below 2^24, within f32's exact integers."""
+    bound = depth
+    for zero in held_zero_points:
+        bound *= max(I8_MAX - zero, zero - I8_MIN)   # the largest |x - zero|
+    return bound < 2**24
 
 
 @handles("QGemm")

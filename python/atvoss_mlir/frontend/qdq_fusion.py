@@ -38,7 +38,9 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ..diagnostics import Diagnostic, SourcePosition
+from .onnx_model import default_opset
 from .ops_integer import exact_activation_product
+from .ops_quantized import held
 
 QUANTIZED_DTYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 # Ops whose output elements are input elements: exact on the quantised tensor
@@ -178,13 +180,9 @@ def _activation_product_reason(graph: QdqGraph, node: onnx.NodeProto,
     depth = graph.last_dim(node.input[0])
     if depth is None:
         return "the product's depth is not known"
-    ranges = []
-    for name in node.input:
-        dtype = graph.params(graph.dequantized(name))[1].dtype
-        zero = int(graph.params(graph.dequantized(name))[1].reshape(()))
-        low, high = (0, 255) if dtype == np.uint8 else (-128, 127)
-        ranges.append(max(high - zero, zero - low))
-    if not exact_activation_product(depth, *ranges):
+    zeros = [int(held(graph.params(graph.dequantized(name))[1]).reshape(()))
+             for name in node.input]
+    if not exact_activation_product(depth, *zeros):
         return (f"{RUNTIME_WEIGHTS}, over {depth} terms: the int32 sums would leave f32's "
                 f"exact integers")
     return None
@@ -351,7 +349,8 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
             inputs = [x.input[0], *_q_inputs(x, graph, f"{node.name or index}.x_zero_point"),
                       *_q_inputs(q, graph, f"{node.name or index}.y_zero_point")]
             softmax = helper.make_node("QLinearSoftmax", inputs, [q.output[0]], name=node.name,
-                                       domain="com.microsoft", opset=_opset(model_copy))
+                                       domain="com.microsoft",
+                                       opset=default_opset(model_copy) or 1)
             softmax.attribute.extend(node.attribute)
             replaced[index] = softmax
             replaced[nodes.index(q)] = helper.make_node(
@@ -389,10 +388,6 @@ def _fuses_as_onnxruntime(graph: QdqGraph, node: onnx.NodeProto, q: onnx.NodePro
     outputs = {o.name for o in graph.model.graph.output}
     return len(node.input) == 1 and _per_tensor(graph, node, q) and \
         x.output[0] not in outputs and graph.params(x)[1].dtype == graph.params(q)[1].dtype
-
-
-def _opset(model: onnx.ModelProto) -> int:
-    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
 
 
 def _moves_exactly(graph: QdqGraph, node: onnx.NodeProto, q: onnx.NodeProto) -> bool:
