@@ -6,7 +6,7 @@ and the Python bindings cannot read some attributes it accepts (a dense
 array of ui8, si64, f16... elements raises TypeError on access, so every
 pass or simulator handler reading it would fail). Those are refused here
 first, with a located error, then the text goes to `ir.Module.parse`. A
-small text in which a value is used before the op defining it is parsed once
+small text in which a value is used before, or without, its definition is parsed once
 in a forked copy of the process before: the parser's cleanup after some
 errors with such forward references trips an assertion too, in ways no
 pattern here foresees.
@@ -26,9 +26,12 @@ from .diagnostics import Diagnostic, DiagnosticError, diagnostics_of
 # value before its definition; larger ones are programs the tools wrote
 # (their weights), which the parser reads cleanly.
 _TRIAL_PARSE_BYTES = 1 << 20
-# An SSA name, and `=` after it where the name is defined; or a function,
+# An SSA name, and `=` after it where an op defines the name or `:` where it
+# is an argument (or a use with its type: taken as defined); or a function,
 # where names start again.
-_SSA_NAME = re.compile(r"%([\w$.\-]+)(?::\d+)?(\s*=(?!=))?|\bfunc\.func\b")
+# Comments and strings are skipped.
+_SSA_NAME = re.compile(r"%([\w$.\-]+)(?::\d+)?(\s*=(?!=)|\s*:)?|\bfunc\.func\b"
+                       r"|//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"")
 
 # Starts with a literal so that re scans for it quickly (programs hold
 # hundreds of MB of weights); the character before is checked by hand.
@@ -160,19 +163,20 @@ def check_text(text: str, context: ir.Context, filename: str = "-") -> None:
 
 
 def _used_before_definition(text: str) -> bool:
-    """Whether some SSA name of a function appears before the op defining it
-    (text order; a function's names start again)."""
-    defined, pending = set(), set()
+    """Whether some SSA name of a function appears before the op or argument
+    defining it (text order; a function's names start again), or is never
+    defined there."""
+    defined = set()
     for match in _SSA_NAME.finditer(text):
         name = match.group(1)
+        if match.group(0)[0] in "/\"":
+            continue
         if name is None:
-            defined.clear(), pending.clear()
+            defined.clear()
         elif match.group(2):
-            if name in pending:
-                return True
             defined.add(name)
         elif name not in defined:
-            pending.add(name)   # an argument, or a use before the definition
+            return True
     return False
 
 

@@ -179,3 +179,42 @@ def test_text_without_forward_references_is_parsed_once(monkeypatch):
   return %t : tensor<4xf32>
 }}"""
     assert str(parse_module(text, make_context())).count("linalg.generic") == 2
+
+
+def test_text_using_a_name_it_never_defines_is_a_located_error():
+    # A use outside any function of names only block arguments define later,
+    # and a body with two entry blocks: the same cleanup assertion (fuzz
+    # finding atvoss-opt-9cd5ab7e27), though no name is defined after its use.
+    text = """
+    %s = arith.addf %in, %acc : f32
+func.func @f(%x: memref<16x64xf32, 1>, %y: memref<16xf32, 1>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<16x64xf32, 1>) outs(%y : memref<16xf32, 1>) {
+  ^bb0(%in: f32, %acc: f32):
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+"""
+    with pytest.raises(DiagnosticError) as failure:
+        parse_module(text, make_context(), "in.mlir")
+    (diagnostic,) = failure.value.diagnostics
+    assert "the upstream parser aborts on it" in diagnostic.message
+
+
+def test_names_in_comments_and_strings_need_no_trial_parse(monkeypatch):
+    import atvoss_mlir.parse_guard as guard
+
+    def no_trial(text):
+        raise AssertionError("a trial parse of a text without forward references")
+    monkeypatch.setattr(guard, "_parse_aborts", no_trial)
+    text = """// RUN: atvoss-opt %s | FileCheck %s
+// CHECK: %[[R:.*]] = arith.addi
+func.func @f(%a: i32) -> i32 {
+  %r = arith.addi %a, %a {note = "%b is not a value"} : i32
+  return %r : i32
+}"""
+    assert "arith.addi" in str(parse_module(text, make_context()))
