@@ -11,7 +11,9 @@ live at the same time), so every op in its live range keeps the space below
 the lowest kept tensor for its own tiles. The tensor is kept when every op in
 that range still fits the smaller budget and the ops' estimated cycles (the
 cost model of `npu-tile`, with the kept tensors moved by no DMA) go down;
-otherwise it stays in DRAM and a remark gives the numbers.
+otherwise it stays in DRAM and a remark gives the numbers. Then each kept
+tensor, largest first, gives its space to the refused tensors live beside it
+when that lowers the estimated cycles of the ops across them.
 
 A kept tensor becomes an `npu.alloc` in SRAM with its `offset` and
 `npu.resident`, released by `npu.dealloc` after its last reader; the ops (and
@@ -312,14 +314,57 @@ class Plan:
             candidate.saving = old - new
         # Those that save nothing alone may pay once their neighbours are kept
         # (an op then computes untiled anyway): all are decided in context.
+        refusals = {}
         for candidate in sorted(candidates, key=lambda c: -c.saving):
             refusal = self.decide(candidate)
-            producer = self.ops[candidate.first]
             if refusal is not None:
-                diagnostics.remark(producer.location, f"'{producer.name}' output "
-                                   f"({candidate.size} B) not kept in SRAM: {refusal}")
+                refusals[id(candidate)] = (candidate, refusal)
+        self.exchange(refusals)
+        for candidate, refusal in refusals.values():
+            producer = self.ops[candidate.first]
+            diagnostics.remark(producer.location, f"'{producer.name}' output "
+                               f"({candidate.size} B) not kept in SRAM: {refusal}")
         for candidate in self.kept:
             self.apply(candidate)
+
+    def estimated_cycles(self, first: int, last: int) -> list:
+        """The estimated cycles of ops first..last with the tensors kept so far
+        (None for one that does not fit)."""
+        return [self.cycles(i, self.resident_of(i), self.budget(i))
+                for i in range(first, last + 1)]
+
+    def exchange(self, refusals: dict) -> None:
+        """Taking tensors by their saving alone can keep a large one where the
+        smaller ones it leaves no room for save more together (a concatenation
+        read a tile at a time): give each kept tensor's space, largest first, to
+        the refused tensors live beside it when the ops across them then take
+        fewer estimated cycles."""
+        for kept in sorted(self.kept, key=lambda c: -c.size):
+            rivals = [c for c, _ in refusals.values()
+                      if c.first <= kept.last and kept.first <= c.last]
+            if not rivals:
+                continue
+            first = min(c.first for c in rivals + [kept])
+            last = max(c.last for c in rivals + [kept])
+            before = self.estimated_cycles(first, last)
+            state = [(c, c.offset, c.saving) for c in self.kept]
+            self.kept.remove(kept)
+            taken = [c for c in sorted(rivals, key=lambda c: -c.saving) if self.decide(c) is None]
+            after = self.estimated_cycles(first, last)
+            fits = all(new is not None for old, new in zip(before, after) if old is not None)
+            pairs = [(old, new) for old, new in zip(before, after) if old is not None]
+            before, after = sum(old for old, _ in pairs), sum(new or 0 for _, new in pairs)
+            if taken and fits and after < before:
+                for c in taken:
+                    del refusals[id(c)]
+                names = ", ".join(dict.fromkeys(name_of(self.ops[c.first]) for c in taken))
+                refusals[id(kept)] = (kept, f"its space is worth more to the outputs of "
+                                            f"{names}: {after} estimated cycles instead of "
+                                            f"{before} across them")
+                continue
+            self.kept = [c for c, _, _ in state]
+            for c, offset, saving in state:
+                c.offset, c.saving = offset, saving
 
     def apply(self, candidate: Candidate) -> None:
         alloc = candidate.alloc

@@ -118,14 +118,11 @@ def written_by_tiles(problem, operand) -> bool:
 
 
 def read_by_tiles(problem, operand) -> bool:
-    """A resident int8 input the op reads a tile at a time in place along its
-    parallel dims: the skip tensor of a requantising residual add (each tile
-    adds its view of the tensor), a direct conv's input (each tile reads its
-    window of rows). Not at fp32: there the buffer plan, taking tensors by
-    their saving alone, would keep a concatenation this lets fit (ShuffleNet's
-    752 KB) in place of three smaller ones that save more together."""
-    if operand.is_output or REQUANTIZE not in problem.details \
-            or not in_place(problem, operand):
+    """A resident input the op reads a tile at a time in place along its
+    parallel dims: the skip tensor of a residual add (each tile adds its view
+    of the tensor), a direct conv's input (each tile reads its window of
+    rows)."""
+    if operand.is_output or not in_place(problem, operand):
         return False
     windows = [part for part in operand.region if isinstance(part, Window)]
     return all(isinstance(part, (Tiled, Window)) for part in operand.region) and \
@@ -175,7 +172,13 @@ def tile_grid(problem, target: NpuTarget, orders, explicit=None) -> list[list[in
     if explicit is not None:
         return [[min(t, d.size)] for t, d in zip(explicit, problem.dims)]
     whole = whole_dims(problem)
-    per_dim = [[dim.size] if d in whole else candidates(dim, target)
+    # Along the dims it reads or writes a resident tensor in place a tile at a
+    # time, the op may still take it whole, as along the others.
+    in_place_dims = {d for operand in problem.operands if operand.resident
+                     for d in tiled_in_place(problem, operand)}
+    per_dim = [[dim.size] if d in whole else
+               sorted(set(candidates(dim, target)) |
+                      ({dim.size} if d in in_place_dims and dim.candidates != "one" else set()))
                for d, dim in enumerate(problem.dims)]
     while math.prod(len(c) for c in per_dim) * len(orders) > MAX_CANDIDATES:
         longest = max(range(len(per_dim)), key=lambda i: len(per_dim[i]))
