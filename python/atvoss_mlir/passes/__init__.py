@@ -39,6 +39,7 @@ _REGISTRY = {
     "npu-promote-to-sram": "npu_promote_to_sram:NpuPromoteToSram",
     "npu-convert-linalg-to-npu": "npu_convert_linalg_to_npu:NpuConvertLinalgToNpu",
     "npu-prefetch-weights": "npu_prefetch_weights:NpuPrefetchWeights",
+    "npu-prefetch-inputs": "npu_prefetch_inputs:NpuPrefetchInputs",
     "npu-allocate-sram": "npu_allocate_sram:NpuAllocateSram",
 }
 

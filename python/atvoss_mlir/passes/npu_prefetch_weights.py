@@ -48,6 +48,14 @@ def defining_views(value: ir.Value, block: ir.Block) -> list:
     return chain[::-1]
 
 
+def has_computed_offsets(views: list, block: ir.Block) -> bool:
+    """Whether one of the views has a dynamic offset or size computed in `block`
+    (it could not move above that computation)."""
+    return any(operand.owner.operation.block == block
+               for view in views for operand in list(view.operands)[1:]
+               if isinstance(operand, ir.OpResult))
+
+
 def ends_compute(ops: list, index: int, load) -> bool:
     """Whether ops[index] is a barrier after a compute op or a tile loop, with
     only allocations, constants, views and the other loads of the same op (on
@@ -88,10 +96,8 @@ def plan_move(ops: list, position: dict, load) -> Move | None:
     constant = [global_.owner.operation] if global_.owner.operation.block == block else []
     moving = [buffer.owner.operation] + defining_views(target, block) + constant + \
         defining_views(source, block) + [load]
-    if any(operand.owner.operation.block == block
-           for view in moving[1:-1] for operand in list(view.operands)[1:]
-           if isinstance(operand, ir.OpResult)):
-        return None   # a view with dynamic offsets computed in the block
+    if has_computed_offsets(moving[1:-1], block):
+        return None
     start = position[load]
     anchor = next((op for op in ops[start + 1:] if op.name not in
                    ("npu.alloc", "npu.dma_load") and op.name not in VIEW_OPS), None)

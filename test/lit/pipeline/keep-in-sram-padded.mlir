@@ -17,7 +17,7 @@
 // CHECK:         "npu.conv2d"(%[[P]], %{{.*}}, %{{.*}})
 // CHECK:         "npu.dealloc"(%[[P]])
 
-// SIM: total cycles               4,500
+// SIM: total cycles               4,256
 // SIM: DRAM read / write         34,816 / 16,384 B
 // DRAM: total cycles               5,112
 // DRAM: DRAM read / write         51,200 / 32,768 B

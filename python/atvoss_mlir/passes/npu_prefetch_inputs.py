@@ -1,0 +1,177 @@
+"""npu-prefetch-inputs: start an op's first input loads during the previous
+op's last tile, not after its final store.
+
+An op's tile program ends with `npu.barrier {engines = "compute"}` (its last
+tile's epilogue), a wait on the DMAs its loop left pending, the store of its
+last tile and a wait on that store; the next op's first loads come after, so
+they wait for all of it. A top-level `npu.dma_load` of a DRAM buffer (a
+constant's is npu-prefetch-weights' work) moves up, with its SRAM buffer's
+`npu.alloc` and the views it reads and writes, to just before that barrier;
+the waits there on DMAs started before the barrier move up before it, so the
+load still reads what the previous op's loop stored. It moves only past
+allocations, views, deallocations, waits, other loads and stores; never past
+a store on its own channel (a channel runs its DMAs in order: the store would
+wait for it), nor past a store whose DRAM range may overlap what it reads
+(static ranges, else the same buffer counts as overlapping); a remark says
+so then, since the load waits for that store.
+
+The buffer then lives during the previous op's epilogue. Every buffer is
+placed first fit after each move, as npu-allocate-sram places them; when one
+no longer fits, the move is undone, with a remark.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from . import ModulePass, PassContext, function_bodies
+from .npu_allocate_sram import FirstFit, place_buffers
+from .npu_prefetch_weights import defining_views, has_computed_offsets
+from .npu_verify_common import COMPUTE_OPS, VIEW_OPS
+from .npu_verify_tokens import root_buffer
+
+# Ops a load may move above: they touch no buffer it reads or writes (stores
+# and waits are checked one by one).
+PASSABLE = ("npu.alloc", "npu.dealloc", "npu.wait", "npu.dma_load", "npu.dma_store",
+            "memref.alloc", "memref.get_global", "arith.constant", "index.constant") + \
+    tuple(VIEW_OPS)
+# What may stand between a tile loop and its epilogue barrier: the loads of
+# constants npu-prefetch-weights issued there, with their buffers and views.
+PREFETCHED = ("npu.alloc", "npu.dma_load", "memref.get_global") + tuple(VIEW_OPS)
+
+
+def element_range(value: ir.Value) -> tuple[int, int] | None:
+    """The [first, last] elements of its root buffer a memref view spans (its
+    bounding range), from its type's static layout; None when dynamic."""
+    memref = ir.MemRefType(value.type)
+    if not memref.has_static_shape:
+        return None
+    strides, offset = memref.get_strides_and_offset()
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    if offset == dynamic or dynamic in strides:
+        return None
+    if any(size == 0 for size in memref.shape):
+        return None
+    last = offset + sum((size - 1) * stride for size, stride in zip(memref.shape, strides))
+    return offset, last
+
+
+def may_overlap(a: ir.Value, b: ir.Value) -> bool:
+    """Whether two DRAM views may share an element."""
+    if root_buffer(a) != root_buffer(b):
+        return False
+    first, second = element_range(a), element_range(b)
+    if first is None or second is None or \
+            ir.MemRefType(a.type).element_type != ir.MemRefType(b.type).element_type:
+        return True
+    return not (first[1] < second[0] or second[1] < first[0])
+
+
+def is_sram_alloc(value: ir.Value) -> bool:
+    return isinstance(value, ir.OpResult) and value.owner.operation.name == "npu.alloc"
+
+
+def is_constant(value: ir.Value) -> bool:
+    return isinstance(value, ir.OpResult) and value.owner.operation.name == "memref.get_global"
+
+
+def epilogue_barrier(ops: list, start: int):
+    """The index of the barrier ending the previous op's last tile, when only
+    passable ops stand between it and ops[start]; else None."""
+    for index in range(start - 1, 0, -1):
+        op = ops[index]
+        if op.name == "npu.barrier":
+            engines = op.attributes["engines"] if "engines" in op.attributes else None
+            if engines is None or ir.StringAttr(engines).value != "compute":
+                return None
+            before = next((ops[i] for i in range(index - 1, -1, -1)
+                           if not ops[i].name.startswith(PREFETCHED)), None)
+            if before is not None and (before.name == "scf.for" or before.name in COMPUTE_OPS):
+                return index
+            return None
+        if not op.name.startswith(PASSABLE):
+            return None
+    return None
+
+
+@dataclass(frozen=True)
+class NpuPrefetchInputs(ModulePass):
+    argument = "npu-prefetch-inputs"
+    summary = "Issue an op's first input loads during the previous op's last tile"
+
+    def run(self, module: ir.Operation, context: PassContext) -> None:
+        with module.context:
+            target = context.target
+            for block in function_bodies(module):
+                ops = [op.operation for op in block.operations]
+                position = {op: i for i, op in enumerate(ops)}
+                for load in [op for op in ops if op.name == "npu.dma_load"]:
+                    moved = self.plan(block, ops, position, load, context)
+                    if moved is None:
+                        continue
+                    if place_buffers(block, FirstFit(target.max_sram_bytes,
+                                                     target.sram_alignment),
+                                     lambda location, message: None, assign=False) is not None:
+                        for op, successor in reversed(moved):   # back where each was
+                            op.move_before(successor)
+                        context.diagnostics.remark(
+                            load.location, "the first load of this op is not issued during "
+                            "the previous op's last tile: its SRAM buffer would not fit "
+                            "beside that op's")
+                    ops = [op.operation for op in block.operations]
+                    position = {op: i for i, op in enumerate(ops)}
+
+    @staticmethod
+    def plan(block: ir.Block, ops: list, position: dict, load,
+             context: PassContext) -> list | None:
+        """Move `load` (with its buffer and views) before the previous op's
+        epilogue barrier when it may go there; `ops`: the block's ops in order,
+        `position`: each one's index. Returns the ops moved, each with the op
+        it was before."""
+        source, target = load.operands[0], load.operands[1]
+        buffer = root_buffer(target)
+        if is_sram_alloc(root_buffer(source)) or is_constant(root_buffer(source)):
+            return None
+        if not (is_sram_alloc(buffer) and buffer.owner.operation.block == block
+                and "npu.resident" not in buffer.owner.attributes):
+            return None
+        moving = [buffer.owner.operation] + defining_views(target, block) + \
+            defining_views(source, block) + [load]
+        if has_computed_offsets(moving[1:-1], block):
+            return None
+        start = position[load]
+        barrier = epilogue_barrier(ops, start)
+        if barrier is None or position[buffer.owner.operation] < barrier:
+            return None   # no barrier, or the buffer is in use before it (a padded tile's fill)
+        channel = load.attributes["channel"]
+        waits = []
+        for op in ops[barrier + 1:start]:
+            if op in moving:
+                continue
+            if any(root_buffer(operand) == buffer for operand in op.operands):
+                return None
+            if op.name == "npu.dma_store":
+                if op.attributes["channel"] == channel:
+                    return None
+                if may_overlap(op.operands[1], source):
+                    context.diagnostics.remark(
+                        load.location, "the first load of this op waits for the previous "
+                        "op's last store: it reads what that store writes")
+                    return None
+            if op.name == "npu.wait" and all(
+                    not isinstance(token, ir.OpResult) or token.owner.operation.block != block
+                    or position[token.owner.operation] < barrier for token in op.operands):
+                waits.append(op)
+        moved = set(moving)
+        if any(isinstance(operand, ir.OpResult) and operand.owner.operation.block == block
+               and position[operand.owner.operation] > barrier
+               and operand.owner.operation not in moved
+               for op in moving for operand in op.operands):
+            return None   # it reads a value defined after the barrier
+        moved_ops = waits + [op for op in ops[barrier + 1:start + 1] if op in moved]
+        originals = [(op, ops[position[op] + 1]) for op in moved_ops]
+        for op in moved_ops:
+            op.move_before(ops[barrier])
+        return originals
