@@ -243,7 +243,9 @@ class TileProgram(TileCompute):
 
 
 def schedule_of(op, problem: TilingProblem) -> Schedule | None:
-    if TILE_SIZES_ATTR not in op.attributes or LOOP_ORDER_ATTR not in op.attributes:
+    if TILE_SIZES_ATTR not in op.attributes or LOOP_ORDER_ATTR not in op.attributes \
+            or not all(isinstance(op.attributes[name], ir.DenseI64ArrayAttr)
+                       for name in (TILE_SIZES_ATTR, LOOP_ORDER_ATTR)):
         return None
     tiles = tuple(ir.DenseI64ArrayAttr(op.attributes[TILE_SIZES_ATTR]))
     order = tuple(ir.DenseI64ArrayAttr(op.attributes[LOOP_ORDER_ATTR]))

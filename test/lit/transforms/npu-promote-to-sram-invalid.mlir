@@ -11,6 +11,17 @@ func.func @matmul$bad_tile_attr(%a: memref<64x64xf16>, %b: memref<64x64xf16>, %c
 
 // -----
 
+// Tile sizes given as an i32 array (they are i64) are malformed too.
+
+func.func @matmul$i32_tile_attr(%a: memref<64x64xf16>, %b: memref<64x64xf16>, %c: memref<64x64xf32>) {
+  // expected-error @below {{'linalg.matmul' has malformed npu.tile_sizes/npu.loop_order}}
+  linalg.matmul {npu.tile_sizes = array<i32: 32, 32, 32>, npu.loop_order = array<i64: 0, 1, 2>}
+    ins(%a, %b : memref<64x64xf16>, memref<64x64xf16>) outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
 // An op annotated for tiling that the NPU cannot run is an error, not a crash.
 
 func.func @matmul$mixed_types(%a: memref<64x64xf16>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
