@@ -6,10 +6,10 @@ and the Python bindings cannot read some attributes it accepts (a dense
 array of ui8, si64, f16... elements raises TypeError on access, so every
 pass or simulator handler reading it would fail). Those are refused here
 first, with a located error, then the text goes to `ir.Module.parse`. A
-small text in which a value is used before, or without, its definition is parsed once
-in a forked copy of the process before: the parser's cleanup after some
-errors with such forward references trips an assertion too, in ways no
-pattern here foresees.
+small text in which a value is used before, or without, its definition is
+parsed once in a forked copy of the process before: the parser's cleanup
+after some errors with such forward references trips an assertion too, in
+ways no pattern here foresees.
 """
 
 from __future__ import annotations
@@ -23,13 +23,12 @@ from .context import make_context
 from .diagnostics import Diagnostic, DiagnosticError, diagnostics_of
 
 # Texts up to this size are parsed in a forked copy first when they use a
-# value before its definition; larger ones are programs the tools wrote
+# value before or without its definition; larger ones are programs the tools wrote
 # (their weights), which the parser reads cleanly.
 _TRIAL_PARSE_BYTES = 1 << 20
 # An SSA name, and `=` after it where an op defines the name or `:` where it
 # is an argument (or a use with its type: taken as defined); or a function,
-# where names start again.
-# Comments and strings are skipped.
+# where names start again; or a comment or a string, which are skipped.
 _SSA_NAME = re.compile(r"%([\w$.\-]+)(?::\d+)?(\s*=(?!=)|\s*:)?|\bfunc\.func\b"
                        r"|//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"")
 

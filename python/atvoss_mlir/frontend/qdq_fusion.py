@@ -266,6 +266,13 @@ def _fused(graph: QdqGraph, node: onnx.NodeProto, q: onnx.NodeProto, index: int)
                             [q.output[0]], name=name, domain="com.microsoft", **gemm)
 
 
+def _spent(q: onnx.NodeProto, unused: str | None = None) -> onnx.NodeProto:
+    """What takes the place of a QuantizeLinear the fused op before it now
+    computes: an Identity of its output, into a name nothing reads."""
+    return helper.make_node("Identity", [q.output[0]], [unused or f"{q.output[0]}.unused"],
+                            name=q.name)
+
+
 def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto, list]:
     """The rewritten model and the remarks: one per op left in float."""
     if not any(n.op_type == "DequantizeLinear" for n in model.graph.node):
@@ -287,8 +294,7 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
                 reason = _activation_product_reason(graph, node, q)
             if reason is None:
                 replaced[index] = _fused(graph, node, q, index)
-                replaced[nodes.index(q)] = helper.make_node(
-                    "Identity", [q.output[0]], [f"{q.output[0]}.unused"], name=q.name)
+                replaced[nodes.index(q)] = _spent(q)
                 continue
             remarks.append(_remark(path, index, node, reason))
         elif node.op_type in MOVES and q is not None and _moves_exactly(graph, node, q):
@@ -296,8 +302,7 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
             for position in range(data):
                 node.input[position] = graph.dequantized(node.input[position]).input[0]
             node.output[0], old = q.output[0], node.output[0]
-            replaced[nodes.index(q)] = helper.make_node(
-                "Identity", [q.output[0]], [f"{old}.unused"], name=q.name)
+            replaced[nodes.index(q)] = _spent(q, f"{old}.unused")
         elif node.op_type == "Add" and len(node.input) == 2 and q is not None and \
                 _per_tensor(graph, node, q):
             a, b = (graph.dequantized(name) for name in node.input)
@@ -307,8 +312,7 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
             replaced[index] = helper.make_node("QLinearAdd", inputs, [q.output[0]],
                                                name=node.name, domain="com.microsoft",
                                                round_as_uint8=1)
-            replaced[nodes.index(q)] = helper.make_node(
-                "Identity", [q.output[0]], [f"{q.output[0]}.unused"], name=q.name)
+            replaced[nodes.index(q)] = _spent(q)
         elif node.op_type == "GlobalAveragePool" and q is not None and \
                 _per_tensor(graph, node, q):
             x = graph.dequantized(node.input[0])
@@ -316,8 +320,7 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
                       *_q_inputs(q, graph, f"{node.name or index}.y_zero_point")]
             replaced[index] = helper.make_node("QLinearGlobalAveragePool", inputs, [q.output[0]],
                                                name=node.name, domain="com.microsoft")
-            replaced[nodes.index(q)] = helper.make_node(
-                "Identity", [q.output[0]], [f"{q.output[0]}.unused"], name=q.name)
+            replaced[nodes.index(q)] = _spent(q)
         elif node.op_type == "AveragePool" and q is not None and _per_tensor(graph, node, q):
             x = graph.dequantized(node.input[0])
             inputs = [x.input[0], *_q_inputs(x, graph, f"{node.name or index}.x_zero_point"),
@@ -327,8 +330,7 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
                                     name=node.name, domain="com.microsoft", round_as_uint8=1)
             pool.attribute.extend(node.attribute)   # as they are (an empty list stays typed)
             replaced[index] = pool
-            replaced[nodes.index(q)] = helper.make_node(
-                "Identity", [q.output[0]], [f"{q.output[0]}.unused"], name=q.name)
+            replaced[nodes.index(q)] = _spent(q)
             remarks.append(_remark(path, index, node, "as onnxruntime's QLinearAveragePool, "
                                    "the zero point added before rounding"))
         elif node.op_type == "Concat" and q is not None and _per_tensor(graph, node, q):
@@ -342,8 +344,7 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
                                       domain="com.microsoft")
             concat.attribute.extend(node.attribute)
             replaced[index] = concat
-            replaced[nodes.index(q)] = helper.make_node(
-                "Identity", [q.output[0]], [f"{q.output[0]}.unused"], name=q.name)
+            replaced[nodes.index(q)] = _spent(q)
         elif node.op_type == "Softmax" and q is not None and _fuses_as_onnxruntime(graph, node, q):
             x = graph.dequantized(node.input[0])
             inputs = [x.input[0], *_q_inputs(x, graph, f"{node.name or index}.x_zero_point"),
@@ -353,8 +354,7 @@ def fuse_qdq(model: onnx.ModelProto, path: str | None) -> tuple[onnx.ModelProto,
                                        opset=default_opset(model_copy) or 1)
             softmax.attribute.extend(node.attribute)
             replaced[index] = softmax
-            replaced[nodes.index(q)] = helper.make_node(
-                "Identity", [q.output[0]], [f"{q.output[0]}.unused"], name=q.name)
+            replaced[nodes.index(q)] = _spent(q)
             remarks.append(_remark(path, index, node, "as onnxruntime's QLinearSoftmax, scaled "
                                    "by floor(1 / y_scale)"))
         elif node.op_type in FLOAT_REMARK_OPS and any(graph.dequantized(i) for i in node.input):
