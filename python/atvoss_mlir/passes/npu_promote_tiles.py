@@ -111,8 +111,11 @@ class TileSpace:
             self.staged[operand.role] = Staged(operand, buffers, period, shape)
         wide = self.accumulator_type()
         output = self.staged[self.problem.output.role]
-        self.accumulators = [self.alloc(output.sram_shape, wide)
-                             for _ in range(max(1, len(output.buffers)))] \
+        # One accumulator per output buffer; an output written in place (kept in
+        # SRAM) still has one per stage, so the next tile's matmul need not wait
+        # for this tile's requantisation (the tile search counts them so).
+        count = len(output.buffers) or (1 if output.period is None else self.stages)
+        self.accumulators = [self.alloc(output.sram_shape, wide) for _ in range(count)] \
             if wide is not None else []
 
     def in_place(self, operand: OperandTile) -> bool:
