@@ -43,7 +43,7 @@ from .npu_promote_compute import TileCompute, sram_constant
 from .npu_promote_fallback import FallbackTracker
 from .npu_promote_pipeline import Pipeline
 from .npu_promote_tiles import Staged
-from .npu_tile import STAGES_ATTR, Schedule, reuse_period, trip_counts
+from .npu_tile import Schedule, given_stages, reuse_period, trip_counts
 
 
 class TileProgram(TileCompute):
@@ -257,9 +257,7 @@ def schedule_of(op, problem: TilingProblem) -> Schedule | None:
 def op_stages(op, target) -> int:
     """Pipeline stages of the op: fewer than the target's when npu-tile found
     that only fewer fit."""
-    if STAGES_ATTR in op.attributes:
-        return ir.IntegerAttr(op.attributes[STAGES_ATTR]).value
-    return target.pipeline_stages
+    return given_stages(op) or target.pipeline_stages
 
 
 @dataclass(frozen=True)
@@ -280,6 +278,7 @@ class NpuPromoteToSram(ModulePass):
                         continue
                     try:
                         problem = tiling_problem(op, target)
+                        given_stages(op)   # malformed stages: the op's error, as below
                     except Unsupported as reason:
                         problems.append((op, reason, None, None))
                         continue

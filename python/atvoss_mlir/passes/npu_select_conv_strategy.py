@@ -28,9 +28,8 @@ from mlir import ir
 from ..machine_model import (dma_transfer_cycles, element_bytes, gemm_cycles,
                              identity_strides, vector_cycles)
 from . import ModulePass, PassContext, ops_where
-from ..recipes.problem import STRATEGY_ATTR, ints, optional_attr
+from ..recipes.problem import CONV_STRATEGIES as STRATEGIES, STRATEGY_ATTR, ints, optional_attr
 
-STRATEGIES = ("implicit-gemm", "direct", "im2col")
 
 
 def tensor_shape(value: ir.Value) -> list[int] | None:

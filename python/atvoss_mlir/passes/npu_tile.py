@@ -56,8 +56,10 @@ from .. import machine_model
 from ..block_order import unchanged_blocks
 from ..recipes import linalg_ops, tiling_problem
 from ..recipes.loops import tile_with_loops
+from ..recipes.sram_ops import dataflow_of
 from ..recipes.problem import (DATAFLOW_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR, OperandTile,
-                               Strided, TilingProblem, Unsupported, element_bytes, root_buffer)
+                               Strided, TilingProblem, Unsupported, Malformed, checked_attr,
+                               element_bytes, root_buffer)
 from ..target import NpuTarget
 from . import ModulePass, PassContext
 from .npu_keep_in_sram import resident_budgets
@@ -68,6 +70,12 @@ from .tile_search import (MAX_CANDIDATES, Schedule, candidates,  # noqa: F401
                           choose_schedule, describe, loop_orders, reads_resident_whole, search)
 
 STAGES_ATTR = "npu.pipeline_stages"    # set when an op fits only with fewer stages
+
+
+def given_stages(op) -> int | None:
+    """The pipeline stages written on the op (fewer than the target's fit, or tuned)."""
+    return checked_attr(op, STAGES_ATTR, ir.IntegerAttr, lambda stages: stages >= 1,
+                        "a positive integer")
 
 
 # ---------------------------------------------------------------------------
@@ -190,6 +198,8 @@ class NpuTile(ModulePass):
                         continue
                     try:
                         problems.append((op, tiling_problem(op, context.target), None))
+                    except Malformed as reason:
+                        diagnostics.error(op.location, f"'{op.name}': {reason}")
                     except Unsupported as reason:
                         problems.append((op, None, str(reason)))
             # Fills and padded copies folded into the op that reads them.
@@ -221,10 +231,13 @@ class NpuTile(ModulePass):
                     tuned.write(op)
                 if TILE_SIZES_ATTR in op.attributes or LOOP_ORDER_ATTR in op.attributes:
                     # A schedule given on the op (or tuned) may name its stages and dataflow.
-                    if STAGES_ATTR in op.attributes:
-                        op_stages = ir.IntegerAttr(op.attributes[STAGES_ATTR]).value
-                    if DATAFLOW_ATTR in op.attributes:
-                        flow = ir.StringAttr(op.attributes[DATAFLOW_ATTR]).value
+                    try:
+                        op_stages = given_stages(op) or op_stages
+                        flow = dataflow_of(op)
+                    except Malformed as reason:
+                        diagnostics.error(op.location, f"'{op.name}': {reason}")
+                        continue
+                    if flow is not None:
                         target = dataclasses.replace(target, dataflow=flow)
                         problem = tiling_problem(op, target)
                     schedule, smallest = given_schedule(op, problem, target, op_stages)

@@ -13,19 +13,14 @@ from mlir.dialects import linalg
 from ..dialects import npu
 from .absorbed import output_init_or_bias, window_input
 from .requantize import with_requantize
-from .problem import (STRATEGY_ATTR, LoopDim, OperandTile, Recipe, Strided, Tiled, TilingProblem,
+from .problem import (LoopDim, OperandTile, Recipe, Strided, Tiled, TilingProblem,
                       Whole, Window, built_op, copy_npu_attributes, element_bytes,
-                      with_fp32_accumulator, matrix_cycles, ints, ins_outs, optional_attr,
-                      static_shape, type_name, vector_cycles)
+                      with_fp32_accumulator, conv_strategy, matrix_cycles, ints, ins_outs,
+                      optional_attr, static_shape, type_name, vector_cycles)
 from .matmul import check_matrix_types
 from .sram_ops import (accumulation_start, dataflow_of, epilogue, in_sram, scratch, sram_buffer,
                        view_sizes)
 from .tile_ir import collapse_to_matrix, mul, subview
-
-def conv_strategy(op) -> str:
-    attribute = optional_attr(op, STRATEGY_ATTR)
-    return ir.StringAttr(attribute).value if attribute is not None else "direct"
-
 
 def conv_problem(op, target) -> TilingProblem:
     (image, weights), (out,) = ins_outs(op)

@@ -26,6 +26,7 @@ LOOP_ORDER_ATTR = "npu.loop_order"
 
 
 STRATEGY_ATTR = "npu.conv_strategy"
+CONV_STRATEGIES = ("implicit-gemm", "direct", "im2col")
 
 
 ACTIVATION_ATTR = "npu.activation"
@@ -186,10 +187,15 @@ REQUANTIZE = "requantize"   # the key of problem.details: a requantising epilogu
 STRIDED_IN_PLACE = ("conv2d", "depthwise_conv2d", "pool2d", "fill", "elementwise", "transpose")
 
 
+def conv_strategy(op) -> str:
+    """The op's `npu.conv_strategy`; "direct" without one."""
+    return checked_attr(op, STRATEGY_ATTR, ir.StringAttr, CONV_STRATEGIES.__contains__,
+                        "one of " + ", ".join(f'"{name}"' for name in CONV_STRATEGIES)) \
+        or "direct"
+
+
 def views_buffer_as_matrix(problem: TilingProblem) -> bool:
-    attribute = optional_attr(problem.op, STRATEGY_ATTR)
-    return problem.recipe.name == "conv2d" and attribute is not None \
-        and ir.StringAttr(attribute).value != "direct"
+    return problem.recipe.name == "conv2d" and conv_strategy(problem.op) != "direct"
 
 
 def takes_strided_view(problem: TilingProblem) -> bool:
@@ -246,6 +252,11 @@ def in_place(problem: TilingProblem, operand: OperandTile) -> bool:
 
 class Unsupported(Exception):
     """The NPU cannot run this op; the message says why."""
+
+
+class Malformed(Unsupported):
+    """An npu attribute on the op that is not of the form the passes read: an
+    error at the op, not a reason to leave it on the fallback engine."""
 
 
 def matrix_cycles(gemm, target):
@@ -381,6 +392,22 @@ def ints(attribute, default) -> list[int]:
 
 def optional_attr(op, name):
     return op.attributes[name] if name in op.attributes else None
+
+
+def checked_attr(op, name: str, kind, valid, expected: str):
+    """The value of the op's attribute `name` as `kind` (ir.IntegerAttr or
+    ir.StringAttr), None without one; Malformed, saying what was `expected`,
+    when it is another kind of attribute or its value is not `valid`."""
+    attribute = optional_attr(op, name)
+    if attribute is None:
+        return None
+    try:
+        value = kind(attribute).value
+    except ValueError:   # another kind of attribute
+        value = None
+    if value is None or not valid(value):
+        raise Malformed(f"malformed {name} {attribute}: expected {expected}")
+    return value
 
 
 def built_op() -> ir.Operation:

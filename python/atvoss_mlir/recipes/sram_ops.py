@@ -9,7 +9,8 @@ from mlir import ir
 from mlir.dialects import memref
 
 from ..dialects import npu
-from .problem import ACTIVATION_ATTR, DATAFLOW_ATTR, INIT_ATTR, constant_value, tile_nest_root
+from .problem import (ACTIVATION_ATTR, DATAFLOW_ATTR, INIT_ATTR, checked_attr, constant_value,
+                      tile_nest_root)
 from .tile_ir import DYNAMIC, index, mixed, subview
 
 
@@ -102,9 +103,8 @@ def epilogue(op) -> tuple:
 
 def dataflow_of(op) -> str | None:
     """The matrix-unit dataflow npu-tile chose for the op (npu.dataflow)."""
-    attribute = op.operation.attributes[DATAFLOW_ATTR] \
-        if DATAFLOW_ATTR in op.operation.attributes else None
-    return ir.StringAttr(attribute).value if attribute is not None else None
+    return checked_attr(op.operation, DATAFLOW_ATTR, ir.StringAttr, ("ws", "os").__contains__,
+                        '"ws" or "os"')
 
 
 def scratch(op, shape: list[int], element_type, fill: float | None = None) -> ir.Value:

@@ -54,3 +54,15 @@ func.func @select$computed_condition(%x: memref<16xf32, 1>, %y: memref<16xf32, 1
   }
   return
 }
+
+// -----
+
+// On SRAM tiles too, a conv strategy other than a string naming one is the
+// op's error.
+
+func.func @conv$malformed_strategy_on_sram(%x: memref<1x4x4x8xf16, 1>, %w: memref<1x1x8x16xf16, 1>, %y: memref<1x4x4x16xf32, 1>) {
+  // expected-error @below {{'linalg.conv_2d_nhwc_hwcf' on SRAM tiles has no npu instruction: malformed npu.conv_strategy "winograd": expected one of "implicit-gemm", "direct", "im2col"}}
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, npu.conv_strategy = "winograd"}
+    ins(%x, %w : memref<1x4x4x8xf16, 1>, memref<1x1x8x16xf16, 1>) outs(%y : memref<1x4x4x16xf32, 1>)
+  return
+}

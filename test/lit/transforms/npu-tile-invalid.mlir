@@ -88,3 +88,45 @@ func.func @matmul$given_too_big(%a: memref<256x256xf16>, %b: memref<256x256xf16>
       ins(%a, %b : memref<256x256xf16>, memref<256x256xf16>) outs(%c : memref<256x256xf32>)
   return
 }
+
+// -----
+
+// The npu attributes a schedule is written with (by npu-tile, the tuner or a
+// user) must be of the form the passes read: anything else is an error at the
+// op, not an internal error and not a silent default.
+
+func.func @matmul$malformed_stages(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  // expected-error @below {{'linalg.matmul': malformed npu.pipeline_stages "two": expected a positive integer}}
+  linalg.matmul {npu.tile_sizes = array<i64: 32, 32, 64>, npu.loop_order = array<i64: 0, 1, 2>, npu.pipeline_stages = "two"}
+    ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+func.func @matmul$zero_stages(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  // expected-error @below {{'linalg.matmul': malformed npu.pipeline_stages 0 : i64: expected a positive integer}}
+  linalg.matmul {npu.tile_sizes = array<i64: 32, 32, 64>, npu.loop_order = array<i64: 0, 1, 2>, npu.pipeline_stages = 0 : i64}
+    ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+func.func @matmul$malformed_dataflow(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  // expected-error @below {{'linalg.matmul': malformed npu.dataflow "xs": expected "ws" or "os"}}
+  linalg.matmul {npu.tile_sizes = array<i64: 32, 32, 64>, npu.loop_order = array<i64: 0, 1, 2>, npu.dataflow = "xs"}
+    ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// A conv strategy that is not a string naming one (a symbol here).
+
+func.func @conv$malformed_strategy(%x: memref<1x4x4x8xf16>, %w: memref<1x1x8x16xf16>, %y: memref<1x4x4x16xf32>) {
+  // expected-error @below {{'linalg.conv_2d_nhwc_hwcf': malformed npu.conv_strategy @"implicit-gemm": expected one of "implicit-gemm", "direct", "im2col"}}
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, npu.conv_strategy = @"implicit-gemm"}
+    ins(%x, %w : memref<1x4x4x8xf16>, memref<1x1x8x16xf16>) outs(%y : memref<1x4x4x16xf32>)
+  return
+}
