@@ -34,7 +34,7 @@ PUNCTUATION = ["(", ")", "{", "}", "<", ">", "[", "]", ",", ":", "%", "^", "\"",
 
 # Flags per category: parser/verifier alone, each pass, the full pipeline.
 PASSES = ["npu-decompose-linalg", "npu-convert-layout", "npu-propagate-layout",
-          "npu-fuse-epilogue", "npu-fold-transposes", "npu-fuse-elementwise",
+          "npu-pool-before-conv", "npu-fuse-epilogue", "npu-fold-transposes", "npu-fuse-elementwise",
           "npu-select-conv-strategy",
           "npu-readonly-inputs", "npu-pad-in-place", "npu-share-input-windows",
           "npu-convert-copies", "npu-keep-in-sram",
