@@ -13,14 +13,25 @@ from mlir.dialects import linalg
 from ..dialects import npu
 from .absorbed import output_init_or_bias, window_input
 from .requantize import with_requantize
-from .problem import (LoopDim, OperandTile, Recipe, Strided, Tiled, TilingProblem,
+from .problem import (RESIDENT_ATTR, LoopDim, OperandTile, Recipe, Strided, Tiled, TilingProblem,
                       Whole, Window, built_op, copy_npu_attributes, element_bytes,
                       with_fp32_accumulator, conv_strategy, matrix_cycles, ints, ins_outs,
                       optional_attr, static_shape, type_name, vector_cycles)
 from .matmul import check_matrix_types
 from .sram_ops import (accumulation_start, dataflow_of, epilogue, in_sram, scratch, sram_buffer,
-                       view_sizes)
-from .tile_ir import collapse_to_matrix, mul, subview
+                       strip_casts, view_sizes)
+from .tile_ir import collapse_to_matrix, collapse_view_to_matrix, mul, subview
+
+def is_resident_slice(view: ir.Value) -> bool:
+    """A strided view (a channel slice) of a tensor kept in SRAM, which the op
+    reads in place (problem.pixels_collapse_to_rows)."""
+    root = sram_buffer(view)
+    view_type = ir.MemRefType(strip_casts(view).type)
+    identity = isinstance(view_type.layout, ir.AffineMapAttr) \
+        and view_type.layout.value == ir.AffineMap.get_identity(view_type.rank)
+    return isinstance(root, ir.OpResult) and RESIDENT_ATTR in root.owner.attributes \
+        and not identity
+
 
 def conv_problem(op, target) -> TilingProblem:
     (image, weights), (out,) = ins_outs(op)
@@ -137,6 +148,8 @@ class Conv2dRecipe(Recipe):
                                   ir.MemRefType(image.type).element_type)
                 columns = subview(columns, [0, 0], [pixels, mul(kh * kw, channels)])
                 npu.Im2colOp(image, columns, [kh, kw], strides, dilations)
+            elif is_resident_slice(image):   # a channel slice, read with its row stride
+                columns = collapse_view_to_matrix(strip_casts(image), 3)
             else:  # implicit GEMM: a 1x1 conv's input tile is already the GEMM's lhs
                 columns = subview(collapse_to_matrix(sram_buffer(image), 3), [0, 0],
                                   [pixels, channels])

@@ -217,6 +217,19 @@ def rows_of_contiguous_elements(value: ir.Value) -> bool:
     return bool(strides) and strides[-1] == 1 and all(s >= 0 for s in strides)
 
 
+def pixels_collapse_to_rows(value: ir.Value) -> bool:
+    """A view whose leading dims (the pixels) collapse into one uniformly
+    strided dim over contiguous channels, with static strides: a channel slice
+    of a tensor, which a GEMM reads as a matrix with a row stride."""
+    memref = ir.MemRefType(value.type)
+    strides, _ = memref.get_strides_and_offset()
+    if not strides or strides[-1] != 1 \
+            or ir.ShapedType.get_dynamic_stride_or_offset() in strides:
+        return False
+    rows = [(size, stride) for size, stride in zip(memref.shape[:-1], strides[:-1]) if size != 1]
+    return all(outer == size * stride for (_, outer), (size, stride) in zip(rows, rows[1:]))
+
+
 def unit_stride(part) -> bool:
     """A 1x1 conv's rows or columns: the output tile's own, as a Tiled dim's."""
     return isinstance(part, Strided) and part.stride == 1
@@ -243,7 +256,10 @@ def in_place(problem: TilingProblem, operand: OperandTile) -> bool:
         return False
     if not operand.identity_layout() and not (
             computes_on_strided_view(problem, operand) and not operand.permuted()
-            and rows_of_contiguous_elements(operand.value)):
+            and rows_of_contiguous_elements(operand.value)) and not (
+            # A GEMM-form conv reads a channel slice as a matrix with a row stride.
+            views_buffer_as_matrix(problem) and operand.role == "input"
+            and pixels_collapse_to_rows(operand.value)):
         return False
     if operand.is_output or not problem.recipe.broadcast_inputs(problem):
         return True

@@ -167,6 +167,27 @@ def collapse_to_matrix(buffer: ir.Value, row_dims: int) -> ir.Value:
     return memref.CollapseShapeOp(result, buffer, reassociation).result
 
 
+def collapse_view_to_matrix(view: ir.Value, row_dims: int) -> ir.Value:
+    """View a strided SRAM view whose first `row_dims` dims collapse into one
+    uniformly strided dim (problem.pixels_collapse_to_rows) as 2-D: those dims
+    as rows, with their stride, over the contiguous last dim."""
+    view_type = ir.MemRefType(view.type)
+    shape = list(view_type.shape)
+    strides, offset = view_type.get_strides_and_offset()
+    rows = math.prod(shape[:row_dims])
+    row_stride = next((stride for size, stride in zip(shape[row_dims - 1::-1],
+                                                      strides[row_dims - 1::-1]) if size != 1),
+                      strides[row_dims - 1])
+    layout = ir.StridedLayoutAttr.get(offset, [row_stride, 1])
+    result = ir.MemRefType.get([rows, math.prod(shape[row_dims:])], view_type.element_type,
+                               layout=layout, memory_space=view_type.memory_space)
+    groups = [list(range(row_dims)), list(range(row_dims, len(shape)))]
+    reassociation = ir.ArrayAttr.get([
+        ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d) for d in g])
+        for g in groups])
+    return memref.CollapseShapeOp(result, view, reassociation).result
+
+
 def select_buffer(buffers: list[ir.Value], slot) -> ir.Value:
     if len(buffers) == 1:
         return buffers[0]
