@@ -46,6 +46,11 @@ _PAD_AMOUNTS = re.compile(r"\btensor\.pad\b[^\n]*?\b(?:low|high)\s*\[([^\]]*)\]"
 # linalg.broadcast dimensions): an element beyond i64 makes the parser set a
 # null attribute and abort.
 _INTEGER_LISTS = re.compile(r"\b(?:permutation|dimensions)\s*=\s*\[([^\]]*)\]")
+# `dimensions` lists (linalg.broadcast, reduce), in the custom and the generic
+# form: one naming a dim twice is invalid for every op that has one, and
+# linalg.broadcast's verifier indexes past its end on it and aborts, so it is
+# refused here. (A repeated permutation entry the verifiers report.)
+_DIMENSION_LISTS = re.compile(r"\bdimensions\s*=\s*(?:\[([^\]]*)\]|array\s*<\s*i64\s*:([^>]*)>)")
 _I64_LIMIT = 1 << 63
 # In the custom syntax (the keyword right after the op's `outs(...)`), the
 # same keywords followed by anything but a well-formed list (truncated,
@@ -108,6 +113,16 @@ def check_text(text: str, context: ir.Context, filename: str = "-") -> None:
                     raise _error_at(text, match.start(1) + match.group(1).find(literal),
                                     f"integer {literal} is out of range for i64", context,
                                     filename)
+        for match in _DIMENSION_LISTS.finditer(text):
+            line_start = text.rfind("\n", 0, match.start()) + 1
+            if "//" in text[line_start:match.start()]:
+                continue  # in a comment
+            values = [int(literal) for literal in
+                      re.findall(r"-?\d+", match.group(1) or match.group(2))]
+            repeated = next((v for n, v in enumerate(values) if v in values[:n]), None)
+            if repeated is not None:
+                raise _error_at(text, match.start(), f"'dimensions' names dim {repeated} twice",
+                                context, filename)
     if "_dims_p" in text:
         for match in _DIM_POSITIONS.finditer(text):
             for literal in re.findall(r"-?\d+", match.group(2)):

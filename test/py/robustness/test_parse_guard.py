@@ -85,6 +85,40 @@ def test_integer_list_within_i64_parses():
     assert "permutation = [1, 0]" in str(module)
 
 
+BROADCAST = """func.func @f(%b: tensor<8xf32>, %e: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {{
+  %s = linalg.broadcast ins(%b : tensor<8xf32>) outs(%e : tensor<1x8x8x8xf32>) dimensions = [{dims}]
+  return %s : tensor<1x8x8x8xf32>
+}}
+"""
+GENERIC_BROADCAST = """"func.func"() <{{function_type = (tensor<8xf32>, tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>, sym_name = "f"}}> ({{
+^bb0(%b: tensor<8xf32>, %e: tensor<1x8x8x8xf32>):
+  %s = "linalg.broadcast"(%b, %e) <{{dimensions = array<i64: {dims}>}}> ({{
+  ^bb1(%x: f32, %y: f32):
+    "linalg.yield"(%x) : (f32) -> ()
+  }}) : (tensor<8xf32>, tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  "func.return"(%s) : (tensor<1x8x8x8xf32>) -> ()
+}}) : () -> ()
+"""
+
+
+@pytest.mark.parametrize("form,position", [(BROADCAST, "in.mlir:2:80"),
+                                           (GENERIC_BROADCAST, "in.mlir:3:37")])
+def test_dimensions_naming_a_dim_twice_refused(form, position):
+    """linalg.broadcast's verifier indexes past the end of its dims on a
+    repeated one and aborts (fuzz finding atvoss-opt-278956a0a8)."""
+    with pytest.raises(DiagnosticError) as failure:
+        parse_module(form.format(dims="0, 2, 2"), make_context(), "in.mlir")
+    (diagnostic,) = failure.value.diagnostics
+    assert str(diagnostic.resolved_position()) == position   # at the keyword
+    assert diagnostic.message == "'dimensions' names dim 2 twice"
+
+
+@pytest.mark.parametrize("form", [BROADCAST, GENERIC_BROADCAST])
+def test_dimensions_each_named_once_parse(form):
+    module = parse_module(form.format(dims="0, 1, 2"), make_context(), "in.mlir")
+    assert "linalg.broadcast" in str(module)
+
+
 @pytest.mark.parametrize("keyword", ["inner_dims_pos", "outer_dims_perm"])
 def test_pack_dim_positions_out_of_range_refused(keyword):
     """linalg.pack's verifier keeps its dim positions in a DenseSet, whose reserved
