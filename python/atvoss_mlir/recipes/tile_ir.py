@@ -155,16 +155,7 @@ def subview(source: ir.Value, offsets, sizes, dropped=(), steps=None) -> ir.Valu
 
 def collapse_to_matrix(buffer: ir.Value, row_dims: int) -> ir.Value:
     """View an identity-layout SRAM buffer as 2-D: the first `row_dims` dims as rows."""
-    buffer_type = ir.MemRefType(buffer.type)
-    shape = list(buffer_type.shape)
-    rows, cols = math.prod(shape[:row_dims]), math.prod(shape[row_dims:])
-    result = ir.MemRefType.get([rows, cols], buffer_type.element_type,
-                               memory_space=buffer_type.memory_space)
-    groups = [list(range(row_dims)), list(range(row_dims, len(shape)))]
-    reassociation = ir.ArrayAttr.get([
-        ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d) for d in g])
-        for g in groups])
-    return memref.CollapseShapeOp(result, buffer, reassociation).result
+    return _collapsed(buffer, row_dims, None)
 
 
 def collapse_view_to_matrix(view: ir.Value, row_dims: int) -> ir.Value:
@@ -174,18 +165,25 @@ def collapse_view_to_matrix(view: ir.Value, row_dims: int) -> ir.Value:
     view_type = ir.MemRefType(view.type)
     shape = list(view_type.shape)
     strides, offset = view_type.get_strides_and_offset()
-    rows = math.prod(shape[:row_dims])
     row_stride = next((stride for size, stride in zip(shape[row_dims - 1::-1],
                                                       strides[row_dims - 1::-1]) if size != 1),
                       strides[row_dims - 1])
-    layout = ir.StridedLayoutAttr.get(offset, [row_stride, 1])
-    result = ir.MemRefType.get([rows, math.prod(shape[row_dims:])], view_type.element_type,
-                               layout=layout, memory_space=view_type.memory_space)
+    return _collapsed(view, row_dims, ir.StridedLayoutAttr.get(offset, [row_stride, 1]))
+
+
+def _collapsed(value: ir.Value, row_dims: int, layout) -> ir.Value:
+    """memref.collapse_shape of `value` to (rows, columns), with `layout` (None:
+    the identity)."""
+    value_type = ir.MemRefType(value.type)
+    shape = list(value_type.shape)
+    result = ir.MemRefType.get([math.prod(shape[:row_dims]), math.prod(shape[row_dims:])],
+                               value_type.element_type, layout=layout,
+                               memory_space=value_type.memory_space)
     groups = [list(range(row_dims)), list(range(row_dims, len(shape)))]
     reassociation = ir.ArrayAttr.get([
         ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d) for d in g])
         for g in groups])
-    return memref.CollapseShapeOp(result, view, reassociation).result
+    return memref.CollapseShapeOp(result, value, reassociation).result
 
 
 def select_buffer(buffers: list[ir.Value], slot) -> ir.Value:
