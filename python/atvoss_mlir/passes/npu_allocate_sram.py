@@ -68,6 +68,13 @@ class NpuAllocateSram(ModulePass):
         return place_buffers(block, allocator, context.diagnostics.error) is None
 
 
+def first_unplaced(block: ir.Block, target) -> ir.Operation | None:
+    """The first npu.alloc of the block that would not fit, placed as this pass
+    places them (None: all fit); nothing is assigned, nothing reported."""
+    return place_buffers(block, FirstFit(target.max_sram_bytes, target.sram_alignment),
+                         lambda location, message: None, assign=False)
+
+
 def place_buffers(block: ir.Block, allocator: FirstFit, error,
                   assign: bool = True) -> ir.Operation | None:
     """Give every npu.alloc of the block (and of the blocks nested in it) its

@@ -24,10 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import linalg
 
+from ..frontend.builders import constant_tensor, empty, fill
 from ..machine_model import gemm_cycles, vector_cycles
-from ..recipes.problem import ints, optional_attr
+from ..recipes.problem import constant_value, ints, optional_attr
 from . import ModulePass, PassContext, erase_if_unused, ops_where
 from .npu_select_conv_strategy import tensor_shape as static_shape
 
@@ -47,11 +48,8 @@ def constant_array(value: ir.Value) -> np.ndarray | None:
 
 def zero_fill(value: ir.Value) -> bool:
     """Whether `value` is a linalg.fill of 0.0 (a sum pool's start)."""
-    if not isinstance(value, ir.OpResult) or value.owner.name != "linalg.fill":
-        return False
-    filled = value.owner.operands[0]
-    return isinstance(filled, ir.OpResult) and filled.owner.name == "arith.constant" \
-        and ir.FloatAttr(filled.owner.attributes["value"]).value == 0.0
+    return isinstance(value, ir.OpResult) and value.owner.name == "linalg.fill" \
+        and constant_value(value.owner.operands[0]) == 0.0
 
 
 def scaled_bias(init: ir.Value, factor: int):
@@ -61,10 +59,8 @@ def scaled_bias(init: ir.Value, factor: int):
         return None
     op = init.owner
     if op.name == "linalg.fill":
-        source = op.operands[0]
-        if isinstance(source, ir.OpResult) and source.owner.name == "arith.constant":
-            return "fill", ir.FloatAttr(source.owner.attributes["value"]).value * factor
-        return None
+        value = constant_value(op.operands[0])
+        return None if value is None else ("fill", value * factor)
     if op.name == "linalg.broadcast" and ints(op.attributes["dimensions"], ()) == [0, 1, 2]:
         bias = constant_array(op.operands[0])
         return None if bias is None else ("broadcast", bias * factor)
@@ -152,22 +148,16 @@ class NpuPoolBeforeConv(ModulePass):
         kind, value = scaled_bias(init, window[0] * window[1])
         element = out_type.element_type
         with ir.InsertionPoint(pool), pool.location:
-            zero = arith.ConstantOp(element, 0.0)
-            pooled_init = linalg.fill(zero.result, outs=[
-                tensor.EmptyOp([n, oh, ow, channels], element).result])
             pooled = linalg.pooling_nhwc_sum(
-                image, pool.operands[1], outs=[pooled_init],
+                image, pool.operands[1], outs=[fill(0.0, [n, oh, ow, channels], element)],
                 strides=ir.DenseIntElementsAttr(pool.attributes["strides"]),
                 dilations=ir.DenseIntElementsAttr(pool.attributes["dilations"]))
-            empty = tensor.EmptyOp([n, oh, ow, filters], element).result
             if kind == "fill":
-                start = linalg.fill(arith.ConstantOp(element, value).result, outs=[empty])
+                start = fill(value, [n, oh, ow, filters], element)
             else:
-                bias_type = ir.RankedTensorType.get([filters], element)
-                bias = arith.ConstantOp(bias_type, ir.DenseElementsAttr.get(
-                    np.ascontiguousarray(value, dtype=FLOAT_TYPES[str(element)]),
-                    type=bias_type)).result
-                start = linalg.broadcast(bias, outs=[empty], dimensions=[0, 1, 2])
+                bias = constant_tensor(value.astype(FLOAT_TYPES[str(element)]))
+                start = linalg.broadcast(bias, outs=[empty([n, oh, ow, filters], element)],
+                                         dimensions=[0, 1, 2])
             moved = linalg.conv_2d_nhwc_hwcf(
                 pooled, weights, outs=[start],
                 strides=ir.DenseIntElementsAttr(conv.attributes["strides"]),

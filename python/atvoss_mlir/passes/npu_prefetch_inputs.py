@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from . import ModulePass, PassContext, function_bodies
-from .npu_allocate_sram import FirstFit, place_buffers
+from .npu_allocate_sram import first_unplaced
 from .npu_prefetch_weights import defining_views, has_computed_offsets
 from .npu_verify_common import COMPUTE_OPS, VIEW_OPS
 from .npu_verify_tokens import root_buffer
@@ -111,9 +111,7 @@ class NpuPrefetchInputs(ModulePass):
                     moved = self.plan(block, ops, position, load, context)
                     if moved is None:
                         continue
-                    if place_buffers(block, FirstFit(target.max_sram_bytes,
-                                                     target.sram_alignment),
-                                     lambda location, message: None, assign=False) is not None:
+                    if first_unplaced(block, target) is not None:
                         for op, successor in reversed(moved):   # back where each was
                             op.move_before(successor)
                         context.diagnostics.remark(

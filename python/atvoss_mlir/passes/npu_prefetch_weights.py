@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from . import ModulePass, PassContext, function_bodies, top_level
-from .npu_allocate_sram import FirstFit, place_buffers
+from .npu_allocate_sram import first_unplaced
 from .npu_verify_common import COMPUTE_OPS, VIEW_OPS
 from .npu_verify_tokens import root_buffer
 
@@ -159,8 +159,7 @@ class NpuPrefetchWeights(ModulePass):
     def fit(block: ir.Block, moves: list, target, context: PassContext) -> None:
         """Undo moves until every buffer of the block fits the SRAM."""
         while moves:
-            failed = place_buffers(block, FirstFit(target.max_sram_bytes, target.sram_alignment),
-                                   lambda location, message: None, assign=False)
+            failed = first_unplaced(block, target)
             if failed is None:
                 return
             ops = [op.operation for op in block.operations]
