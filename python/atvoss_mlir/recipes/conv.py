@@ -15,8 +15,8 @@ from .absorbed import output_init_or_bias, window_input
 from .requantize import with_requantize
 from .problem import (RESIDENT_ATTR, LoopDim, OperandTile, Recipe, Strided, Tiled, TilingProblem,
                       Whole, Window, built_op, copy_npu_attributes, element_bytes,
-                      with_fp32_accumulator, conv_strategy, matrix_cycles, ints, ins_outs,
-                      optional_attr, static_shape, type_name, vector_cycles)
+                      with_fp32_accumulator, conv_strategy, has_identity_layout, matrix_cycles,
+                      ints, ins_outs, optional_attr, static_shape, type_name, vector_cycles)
 from .matmul import check_matrix_types
 from .sram_ops import (accumulation_start, dataflow_of, epilogue, in_sram, scratch, sram_buffer,
                        strip_casts, view_sizes)
@@ -26,11 +26,8 @@ def is_resident_slice(view: ir.Value) -> bool:
     """A strided view (a channel slice) of a tensor kept in SRAM, which the op
     reads in place (problem.pixels_collapse_to_rows)."""
     root = sram_buffer(view)
-    view_type = ir.MemRefType(strip_casts(view).type)
-    identity = isinstance(view_type.layout, ir.AffineMapAttr) \
-        and view_type.layout.value == ir.AffineMap.get_identity(view_type.rank)
     return isinstance(root, ir.OpResult) and RESIDENT_ATTR in root.owner.attributes \
-        and not identity
+        and not has_identity_layout(strip_casts(view))
 
 
 def conv_problem(op, target) -> TilingProblem:

@@ -135,9 +135,7 @@ class OperandTile:
         return ir.MemRefType(self.value.type).element_type
 
     def identity_layout(self) -> bool:
-        layout = ir.MemRefType(self.value.type).layout
-        return isinstance(layout, ir.AffineMapAttr) \
-            and layout.value == ir.AffineMap.get_identity(len(self.region))
+        return has_identity_layout(self.value)
 
 
 @dataclass
@@ -215,6 +213,13 @@ def rows_of_contiguous_elements(value: ir.Value) -> bool:
     buffer, a channel slice of a concatenation), with static strides."""
     strides, _ = ir.MemRefType(value.type).get_strides_and_offset()
     return bool(strides) and strides[-1] == 1 and all(s >= 0 for s in strides)
+
+
+def has_identity_layout(value: ir.Value) -> bool:
+    """Whether a memref value's layout is the identity (a buffer, not a view into one)."""
+    memref = ir.MemRefType(value.type)
+    return isinstance(memref.layout, ir.AffineMapAttr) \
+        and memref.layout.value == ir.AffineMap.get_identity(memref.rank)
 
 
 def pixels_collapse_to_rows(value: ir.Value) -> bool:
