@@ -79,6 +79,12 @@ _REASSOCIATION = re.compile(r"(?:_shape\b[^\n\[]*|reassociation\s*=\s*)"
 _REASSOCIATION_LIMIT = 1 << 16
 
 
+# An npu type followed by a bare '@' (no symbol name after it): the type's
+# parser meets the lexer's error, and the bindings abort on the diagnostic
+# left behind ("unhandled captured errors").
+_TYPE_BEFORE_BARE_AT = re.compile(r"!npu\.[\w.]+\s*(@)(?![\w\"$.@-])")
+
+
 def _error_at(text: str, offset: int, message: str, context, filename: str):
     line_start = text.rfind("\n", 0, offset) + 1
     line = text.count("\n", 0, offset) + 1
@@ -161,6 +167,12 @@ def check_text(text: str, context: ir.Context, filename: str = "-") -> None:
                     raise _error_at(text, match.start(2) + match.group(2).find(literal),
                                     f"{match.group(1)} value {literal} is out of range "
                                     f"[1, 2^31)", context, filename)
+    if "!npu." in text and "@" in text:
+        for match in _TYPE_BEFORE_BARE_AT.finditer(text):
+            line_start = text.rfind("\n", 0, match.start())
+            if "//" not in text[line_start + 1:match.start()]:
+                raise _error_at(text, match.start(1), "@ identifier expected to start with "
+                                "letter or '_'", context, filename)
     for match in _DENSE_ARRAY.finditer(text):
         before = text[match.start() - 1] if match.start() else " "
         if match.group(1) in _READABLE_ELEMENTS or before.isalnum() or before in "_.!":

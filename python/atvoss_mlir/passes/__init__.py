@@ -34,6 +34,7 @@ _REGISTRY = {
     "npu-pool-before-conv": "npu_pool_before_conv:NpuPoolBeforeConv",
     "npu-fuse-epilogue": "npu_fuse_epilogue:NpuFuseEpilogue",
     "npu-select-conv-strategy": "npu_select_conv_strategy:NpuSelectConvStrategy",
+    "npu-cascade-rows": "npu_cascade_rows:NpuCascadeRows",
     "npu-readonly-inputs": "npu_readonly_inputs:NpuReadonlyInputs",
     "npu-keep-in-sram": "npu_keep_in_sram:NpuKeepInSram",
     "npu-tile": "npu_tile:NpuTile",

@@ -9,7 +9,9 @@ any elementwise op: each tile is loaded into SRAM and stored to its
 destination, so the copy moves at the DMA bandwidth. A copy it cannot convert
 stays on the fallback engine with a remark that says why. The copy into a
 padded buffer that a convolution or pooling reads is left for that op's
-recipe, which folds the padding into its own loads.
+recipe, which folds the padding into its own loads. A copy of a view onto
+itself (a strip of rows written in place, then inserted where it is) moves
+nothing and is erased.
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ class NpuConvertCopies(ModulePass):
         with module.context:
             for op in ops_where(module, lambda op: op.name == "memref.copy"):
                 source, target = op.operands
+                if source == target:
+                    op.erase()   # a result written in place (an insert_slice of its own slice)
+                    continue
                 if into_padded_window_input(target):
                     continue
                 reason = refusal(source, target)

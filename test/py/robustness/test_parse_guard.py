@@ -252,3 +252,30 @@ func.func @f(%a: i32) -> i32 {
   return %r : i32
 }"""
     assert "arith.addi" in str(parse_module(text, make_context()))
+
+
+TOKEN_THEN_BARE_AT = """func.func @f(%s: memref<4xi8>, %x: memref<4xi8, 1>) {{
+  %t = "npu.dma_load"(%s, %x) {{channel = 1 : i64}} : (memref<4xi8>, memref<4xi8, 1>) -> !npu.token{gap}@{after}
+  return
+}}
+"""
+
+
+@pytest.mark.parametrize("gap,after", [("\n", "  "), (" ", " "), ("\n", ")")])
+def test_npu_type_before_a_bare_at_refused(gap, after):
+    """The npu type's parser meets the lexer's error on a bare '@', and the
+    bindings abort on the diagnostic it leaves (fuzz finding, a mutation of a
+    lit file)."""
+    with pytest.raises(DiagnosticError) as failure:
+        parse_module(TOKEN_THEN_BARE_AT.format(gap=gap, after=after), make_context(), "in.mlir")
+    (diagnostic,) = failure.value.diagnostics
+    assert diagnostic.message == "@ identifier expected to start with letter or '_'"
+    assert str(diagnostic.resolved_position()) == ("in.mlir:3:1" if gap == "\n" else
+                                                   "in.mlir:2:99")
+
+
+def test_npu_type_before_a_symbol_parses_as_before():
+    """'@name' after an npu type is the parser's to judge (no abort there)."""
+    with pytest.raises(DiagnosticError) as failure:
+        parse_module(TOKEN_THEN_BARE_AT.format(gap="\n", after="x"), make_context(), "in.mlir")
+    assert "@ identifier" not in failure.value.diagnostics[0].message

@@ -1,0 +1,116 @@
+// RUN: atvoss-opt %s -split-input-file -npu-cascade-rows | FileCheck %s
+// RUN: atvoss-opt %s -split-input-file -verify-diagnostics -npu-cascade-rows
+// RUN: atvoss-opt %s -split-input-file -npu-cascade-rows --target='npu -fusion=1' | FileCheck %s --check-prefix=FUSION1
+
+// Chains of convolutions whose tensors exceed the SRAM, run in strips of rows.
+// -----
+
+// MobileNetV2's inverted residual: a 1x1 conv expands 16 channels to 96 (a
+// 614,400 B tensor), a 3x3 stride-2 depthwise conv reads it padded, a 1x1 conv
+// projects to 24. In two strips of 10 output rows, the depthwise conv of a
+// strip reads 21 padded rows: 20 of the expanded tensor and the zero row above
+// the image (first strip, pad low 1) or 21 of it (second strip, rows 19..39,
+// the halo row 19 computed twice). Each strip's last conv writes its rows of
+// the result in place: its bias starts on a slice of the result.
+
+// CHECK-LABEL: func.func @inverted_residual
+// CHECK-SAME:    (%[[X:.*]]: tensor<1x40x40x16xf32>)
+// CHECK:         %[[X0:.*]] = tensor.extract_slice %[[X]][0, 0, 0, 0] [1, 20, 40, 16] [1, 1, 1, 1]
+// CHECK:         %[[E0:.*]] = linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[X0]], %{{.*}} : tensor<1x20x40x16xf32>, tensor<1x1x16x96xf32>) outs(%{{.*}} : tensor<1x20x40x96xf32>)
+// CHECK:         %[[P0:.*]] = tensor.pad %[[E0]] low[0, 1, 1, 0] high[0, 0, 1, 0]
+// CHECK:         } : tensor<1x20x40x96xf32> to tensor<1x21x42x96xf32>
+// CHECK:         %[[D0:.*]] = linalg.depthwise_conv_2d_nhwc_hwc {{.*}} ins(%[[P0]], %{{.*}} : tensor<1x21x42x96xf32>, tensor<3x3x96xf32>) outs(%{{.*}} : tensor<1x10x20x96xf32>)
+// CHECK:         %[[R:.*]] = tensor.empty() : tensor<1x20x20x24xf32>
+// CHECK:         %[[R0:.*]] = tensor.extract_slice %[[R]][0, 0, 0, 0] [1, 10, 20, 24] [1, 1, 1, 1]
+// CHECK:         %[[B0:.*]] = linalg.broadcast ins(%{{.*}} : tensor<24xf32>) outs(%[[R0]] : tensor<1x10x20x24xf32>)
+// CHECK:         %[[C0:.*]] = linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[D0]], %{{.*}} : tensor<1x10x20x96xf32>, tensor<1x1x96x24xf32>) outs(%[[B0]] : tensor<1x10x20x24xf32>)
+// CHECK:         %[[I0:.*]] = tensor.insert_slice %[[C0]] into %[[R]][0, 0, 0, 0] [1, 10, 20, 24] [1, 1, 1, 1]
+// CHECK:         %[[X1:.*]] = tensor.extract_slice %[[X]][0, 19, 0, 0] [1, 21, 40, 16] [1, 1, 1, 1]
+// CHECK:         %[[E1:.*]] = linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[X1]], %{{.*}}) outs(%{{.*}} : tensor<1x21x40x96xf32>)
+// CHECK:         %[[P1:.*]] = tensor.pad %[[E1]] low[0, 0, 1, 0] high[0, 0, 1, 0]
+// CHECK:         %[[D1:.*]] = linalg.depthwise_conv_2d_nhwc_hwc {{.*}} ins(%[[P1]], %{{.*}} : tensor<1x21x42x96xf32>, tensor<3x3x96xf32>)
+// CHECK:         %[[R1:.*]] = tensor.extract_slice %[[I0]][0, 10, 0, 0] [1, 10, 20, 24] [1, 1, 1, 1]
+// CHECK:         %[[B1:.*]] = linalg.broadcast ins(%{{.*}} : tensor<24xf32>) outs(%[[R1]] : tensor<1x10x20x24xf32>)
+// CHECK:         %[[C1:.*]] = linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[D1]], %{{.*}}) outs(%[[B1]] : tensor<1x10x20x24xf32>)
+// CHECK:         %[[I1:.*]] = tensor.insert_slice %[[C1]] into %[[I0]][0, 10, 0, 0] [1, 10, 20, 24] [1, 1, 1, 1]
+// CHECK:         return %[[I1]]
+// CHECK-NOT:     tensor<1x40x40x96xf32>
+
+// At -fusion=1 the chain stays whole.
+// FUSION1-LABEL: func.func @inverted_residual
+// FUSION1:         linalg.conv_2d_nhwc_hwcf {{.*}} outs(%{{.*}} : tensor<1x40x40x96xf32>)
+// FUSION1:         tensor.pad
+// FUSION1:         linalg.depthwise_conv_2d_nhwc_hwc
+// FUSION1:         linalg.conv_2d_nhwc_hwcf {{.*}} outs(%{{.*}} : tensor<1x20x20x24xf32>)
+// FUSION1-NOT:     tensor.insert_slice
+func.func @inverted_residual(%x: tensor<1x40x40x16xf32>) -> tensor<1x20x20x24xf32> {
+  %zero = arith.constant 0.0 : f32
+  %w1 = arith.constant dense<0.125> : tensor<1x1x16x96xf32>
+  %wd = arith.constant dense<0.25> : tensor<3x3x96xf32>
+  %w2 = arith.constant dense<0.5> : tensor<1x1x96x24xf32>
+  %b2 = arith.constant dense<1.0> : tensor<24xf32>
+  %e1 = tensor.empty() : tensor<1x40x40x96xf32>
+  %i1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x40x40x96xf32>) -> tensor<1x40x40x96xf32>
+  %c1 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w1 : tensor<1x40x40x16xf32>, tensor<1x1x16x96xf32>) outs(%i1 : tensor<1x40x40x96xf32>) -> tensor<1x40x40x96xf32>
+  %p = tensor.pad %c1 low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<1x40x40x96xf32> to tensor<1x42x42x96xf32>
+  %e2 = tensor.empty() : tensor<1x20x20x96xf32>
+  %i2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x20x20x96xf32>) -> tensor<1x20x20x96xf32>
+  %d = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%p, %wd : tensor<1x42x42x96xf32>, tensor<3x3x96xf32>) outs(%i2 : tensor<1x20x20x96xf32>) -> tensor<1x20x20x96xf32>
+  %e3 = tensor.empty() : tensor<1x20x20x24xf32>
+  %i3 = linalg.broadcast ins(%b2 : tensor<24xf32>) outs(%e3 : tensor<1x20x20x24xf32>) dimensions = [0, 1, 2]
+  // expected-remark-re @below {{cascaded 'linalg.conv_2d_nhwc_hwcf' at line {{[0-9]+}}, 'linalg.depthwise_conv_2d_nhwc_hwc' at line {{[0-9]+}}, 'linalg.conv_2d_nhwc_hwcf' at line {{[0-9]+}} in 2 strips of 10 rows: the 768000 B between them stay in SRAM a strip at a time (estimated 21816 -> 16264 cycles)}}
+  %c2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%d, %w2 : tensor<1x20x20x96xf32>, tensor<1x1x96x24xf32>) outs(%i3 : tensor<1x20x20x24xf32>) -> tensor<1x20x20x24xf32>
+  return %c2 : tensor<1x20x20x24xf32>
+}
+// -----
+
+// A stem: a 3x3 stride-2 conv (its input padded below and to the right), then
+// a 3x3 stride-2 max pool over its 1 MiB result padded with -inf. Four strips
+// of 8 pooled rows; each pool strip reads 17 padded rows, of 16 or 17 conv
+// rows, each conv strip 33 or 35 input rows (the last one with the input's
+// bottom pad row).
+
+// CHECK-LABEL: func.func @conv_then_pool
+// CHECK-SAME:    (%[[X:.*]]: tensor<1x128x128x3xf32>)
+// CHECK:         %[[X0:.*]] = tensor.extract_slice %[[X]][0, 0, 0, 0] [1, 33, 128, 3] [1, 1, 1, 1]
+// CHECK:         tensor.pad %[[X0]] low[0, 0, 0, 0] high[0, 0, 1, 0]
+// CHECK:         %[[C0:.*]] = linalg.conv_2d_nhwc_hwcf {{.*}} outs(%{{.*}} : tensor<1x16x64x64xf32>)
+// CHECK:         %[[P0:.*]] = tensor.pad %[[C0]] low[0, 1, 1, 0] high[0, 0, 1, 0]
+// CHECK:         linalg.pooling_nhwc_max {{.*}} ins(%[[P0]], %{{.*}} : tensor<1x17x66x64xf32>, tensor<3x3xf32>) outs(%{{.*}} : tensor<1x8x32x64xf32>)
+// CHECK:         tensor.extract_slice %[[X]][0, 30, 0, 0] [1, 35, 128, 3] [1, 1, 1, 1]
+// CHECK:         linalg.conv_2d_nhwc_hwcf {{.*}} outs(%{{.*}} : tensor<1x17x64x64xf32>)
+// CHECK:         tensor.pad %{{.*}} low[0, 0, 1, 0] high[0, 0, 1, 0]
+// CHECK:         tensor.extract_slice %[[X]][0, 62, 0, 0] [1, 35, 128, 3] [1, 1, 1, 1]
+// CHECK:         %[[X3:.*]] = tensor.extract_slice %[[X]][0, 94, 0, 0] [1, 34, 128, 3] [1, 1, 1, 1]
+// CHECK:         tensor.pad %[[X3]] low[0, 0, 0, 0] high[0, 1, 1, 0]
+// CHECK:         linalg.pooling_nhwc_max
+// CHECK:         %[[LAST:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 24, 0, 0] [1, 8, 32, 64] [1, 1, 1, 1]
+// CHECK:         return %[[LAST]]
+func.func @conv_then_pool(%x: tensor<1x128x128x3xf32>) -> tensor<1x32x32x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %lowest = arith.constant 0xFF800000 : f32
+  %w = arith.constant dense<0.125> : tensor<3x3x3x64xf32>
+  %b = arith.constant dense<0.5> : tensor<64xf32>
+  %px = tensor.pad %x low[0, 0, 0, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x128x128x3xf32> to tensor<1x129x129x3xf32>
+  %e0 = tensor.empty() : tensor<1x64x64x64xf32>
+  %bias = linalg.broadcast ins(%b : tensor<64xf32>) outs(%e0 : tensor<1x64x64x64xf32>) dimensions = [0, 1, 2]
+  %conv = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%px, %w : tensor<1x129x129x3xf32>, tensor<3x3x3x64xf32>) outs(%bias : tensor<1x64x64x64xf32>) -> tensor<1x64x64x64xf32>
+  %pc = tensor.pad %conv low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %lowest : f32
+  } : tensor<1x64x64x64xf32> to tensor<1x66x66x64xf32>
+  %e1 = tensor.empty() : tensor<1x32x32x64xf32>
+  %init = linalg.fill ins(%lowest : f32) outs(%e1 : tensor<1x32x32x64xf32>) -> tensor<1x32x32x64xf32>
+  %window = tensor.empty() : tensor<3x3xf32>
+  // expected-remark-re @below {{cascaded 'linalg.conv_2d_nhwc_hwcf' at line {{[0-9]+}}, 'linalg.pooling_nhwc_max' at line {{[0-9]+}} in 4 strips of 8 rows: the 1048576 B between them stay in SRAM a strip at a time (estimated 33916 -> 23376 cycles)}}
+  %pool = linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%pc, %window : tensor<1x66x66x64xf32>, tensor<3x3xf32>) outs(%init : tensor<1x32x32x64xf32>) -> tensor<1x32x32x64xf32>
+  return %pool : tensor<1x32x32x64xf32>
+}
