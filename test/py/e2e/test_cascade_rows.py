@@ -98,6 +98,21 @@ def test_chain_left_whole_says_why():
                for r in compiled.remarks), [r.message for r in compiled.remarks]
 
 
+def test_cascade_writes_its_rows_into_a_concatenation():
+    """ShuffleNet's stride-2 unit: the branch's result is concatenated after an
+    average-pooled shortcut; each strip of the branch writes its rows at the
+    branch's channel offset of the concatenation, in place."""
+    branch = inverted_residual()
+    graph = branch.graph
+    graph.node.append(helper.make_node("AveragePool", ["x"], ["s"], kernel_shape=[3, 3],
+                                       strides=[2, 2], pads=[1, 1, 1, 1]))
+    graph.node[4].output[0] = "b"
+    graph.node.append(helper.make_node("Concat", ["s", "b"], ["y"], axis=1))
+    graph.output[0].type.tensor_type.shape.dim[1].dim_value = 32
+    compiled, _ = compile_and_check(branch, feeds(16, 56), rtol=1e-5, atol=1e-5)
+    assert cascades(compiled), [r.message for r in compiled.remarks]
+
+
 def test_residual_block_cascades_up_to_the_add():
     """The project conv starts from the skip (the residual add folded into it):
     the chain ends at the depthwise conv, and the result is still the model's."""
