@@ -27,8 +27,9 @@ from .diagnostics import Diagnostic, DiagnosticError, diagnostics_of
 # (their weights), which the parser reads cleanly.
 _TRIAL_PARSE_BYTES = 1 << 20
 # An SSA name, and `=` after it where an op defines the name or `:` where it
-# is an argument (or a use with its type: taken as defined); or a function,
-# where names start again; or a comment or a string, which are skipped.
+# is an argument (first in a list, or after a comma: a use with its type
+# after an op's name, `linalg.yield %r : f32`, is a use); or a function, where
+# names start again; or a comment or a string, which are skipped.
 _SSA_NAME = re.compile(r"%([\w$.\-]+)(?::\d+)?(\s*=(?!=)|\s*:)?|\bfunc\.func\b"
                        r"|//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"")
 
@@ -188,6 +189,14 @@ def check_text(text: str, context: ir.Context, filename: str = "-") -> None:
             ir.Location.file(filename, line, column, context))])
 
 
+def _before(text: str, offset: int) -> str:
+    """The last character before `offset` that is not white space ('' if none)."""
+    offset -= 1
+    while offset >= 0 and text[offset] in " \t\r\n":
+        offset -= 1
+    return text[offset] if offset >= 0 else ""
+
+
 def _used_before_definition(text: str) -> bool:
     """Whether some SSA name of a function appears before the op or argument
     defining it (text order; a function's names start again), or is never
@@ -199,7 +208,8 @@ def _used_before_definition(text: str) -> bool:
             continue
         if name is None:
             defined.clear()
-        elif match.group(2):
+        elif match.group(2) and (match.group(2).strip() == "=" or
+                                 _before(text, match.start()) in "(,"):
             defined.add(name)
         elif name not in defined:
             return True

@@ -77,7 +77,7 @@ def test_simulator_refuses_too_many_ops(huge_program, monkeypatch):
     monkeypatch.setenv("ATVOSS_MEMORY_LIMIT", "1T")
     # The estimate counts the ops of one tile-loop iteration times its trip count.
     with pytest.raises(DiagnosticError, match=r"would execute about 3\.\d+e\+10 ops, above the "
-                                              r"limit of 1e\+08"):
+                                              r"limit of 1e\+07"):
         simulate(huge_program, timing_only=True)
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from atvoss_mlir.context import make_context
 from atvoss_mlir.diagnostics import DiagnosticError
-from atvoss_mlir.parse_guard import parse_module
+from atvoss_mlir.parse_guard import _used_before_definition, parse_module
 
 PROGRAM = """func.func @f() {{
   %0 = arith.constant {{d = array<{element}: {values}>}} 1 : i32
@@ -279,3 +279,39 @@ def test_npu_type_before_a_symbol_parses_as_before():
     with pytest.raises(DiagnosticError) as failure:
         parse_module(TOKEN_THEN_BARE_AT.format(gap="\n", after="x"), make_context(), "in.mlir")
     assert "@ identifier" not in failure.value.diagnostics[0].message
+
+
+def test_typed_use_before_its_definition_is_a_use():
+    """`linalg.yield %r : f32` ahead of `%r = ...` is a use of %r: the trial
+    parse runs and the parser's abort (a value destroyed with uses) is a
+    located error (fuzz finding atvoss-opt-329bbf5eb7)."""
+    text = """func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %n = linalg.generic {indexing_maps = [affine_map<(d) -> (d)>, affine_map<(d) -> (d)>],
+      iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+    linalg.yield %r : f32
+    %r = arith.negf %v : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %n : tensor<4xf32>
+}
+"""
+    assert _used_before_definition(text)
+    with pytest.raises(DiagnosticError):
+        parse_module(text, make_context(), "in.mlir")
+
+
+def test_arguments_and_typed_uses_after_definitions_parse():
+    text = """func.func @f(%x: tensor<4xf32>, %y: f32) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %n = linalg.generic {indexing_maps = [affine_map<(d) -> (d)>, affine_map<(d) -> (d)>],
+      iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.addf %v, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %n : tensor<4xf32>
+}
+"""
+    assert not _used_before_definition(text)
+    assert "arith.addf" in str(parse_module(text, make_context(), "in.mlir"))
