@@ -327,7 +327,8 @@ def _destination(last):
             or uses[0].operand_number != 0:
         return None
     insert = uses[0].owner.operation
-    if list(insert.operands)[2:] or any(s != 1 for s in ints(insert.attributes["static_strides"], [])):
+    strides = ints(insert.attributes["static_strides"], [])
+    if list(insert.operands)[2:] or any(stride != 1 for stride in strides):
         return None   # dynamic offsets, sizes or strides
     return insert, ints(insert.attributes["static_offsets"], [])
 
@@ -436,13 +437,13 @@ class NpuCascadeRows(ModulePass):
                     plans.append(plan)
                 for plan in plans:
                     last = plan.members[0].op
-                    kept = sum(_bytes(m.op.results[0]) for m in plan.members[1:]
-                               if not m.is_pad)
+                    between = sum(_bytes(m.op.results[0]) for m in plan.members[1:]
+                                  if not m.is_pad)
                     context.diagnostics.remark(
                         last.location,
                         f"cascaded {node_names(plan.members)} in {len(plan.strips)} strips of "
-                        f"{plan.rows} rows: the {kept} B between them stay in SRAM a strip at "
-                        f"a time (estimated {plan.whole} -> {plan.cascaded} cycles)")
+                        f"{plan.rows} rows: the {between} B between them stay in SRAM a strip "
+                        f"at a time (estimated {plan.whole} -> {plan.cascaded} cycles)")
                     with last.location:
                         cascade(plan)
 
