@@ -91,14 +91,23 @@ def accumulation_start(op, out: ir.Value, rewriter) -> tuple:
     return value != 0.0, None
 
 
+# The epilogues an npu matmul, conv or elementwise op applies (the dialect's
+# activation attribute).
+ACTIVATIONS = ("none", "relu", "relu6", "clip", "gelu", "sigmoid", "tanh", "exp", "log", "erf",
+               "reciprocal", "rsqrt", "sqrt", "neg", "abs")
+
+
 def epilogue(op) -> tuple:
-    """(activation, clip_min, clip_max) of the op's `npu.activation` epilogue."""
-    attributes = op.operation.attributes
-    if ACTIVATION_ATTR not in attributes:
+    """(activation, clip_min, clip_max) of the op's `npu.activation` epilogue;
+    Malformed when an attribute is not of the form the passes write."""
+    operation = op.operation
+    activation = checked_attr(operation, ACTIVATION_ATTR, ir.StringAttr,
+                              ACTIVATIONS.__contains__, "one of " + ", ".join(ACTIVATIONS))
+    if activation is None:
         return "none", None, None
-    clip = [ir.FloatAttr(attributes[name]).value if name in attributes else None
-            for name in ("npu.clip_min", "npu.clip_max")]
-    return ir.StringAttr(attributes[ACTIVATION_ATTR]).value, clip[0], clip[1]
+    clip = [checked_attr(operation, name, ir.FloatAttr, lambda value: value == value,
+                         "a float") for name in ("npu.clip_min", "npu.clip_max")]
+    return activation, clip[0], clip[1]
 
 
 def dataflow_of(op) -> str | None:

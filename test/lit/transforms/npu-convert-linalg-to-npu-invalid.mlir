@@ -66,3 +66,25 @@ func.func @conv$malformed_strategy_on_sram(%x: memref<1x4x4x8xf16, 1>, %w: memre
     ins(%x, %w : memref<1x4x4x8xf16, 1>, memref<1x1x8x16xf16, 1>) outs(%y : memref<1x4x4x16xf32, 1>)
   return
 }
+
+// -----
+
+// An epilogue other than a string naming an activation, or a clip bound other
+// than a float, is the op's error (a fuzzed npu.activation of 7 : i64 was an
+// internal error).
+
+func.func @conv$malformed_activation(%x: memref<1x4x4x8xf16, 1>, %w: memref<1x1x8x16xf16, 1>, %y: memref<1x4x4x16xf32, 1>) {
+  // expected-error @below {{'linalg.conv_2d_nhwc_hwcf' on SRAM tiles has no npu instruction: malformed npu.activation 7 : i64: expected one of none, relu, relu6, clip, gelu, sigmoid, tanh, exp, log, erf, reciprocal, rsqrt, sqrt, neg, abs}}
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, npu.activation = 7 : i64}
+    ins(%x, %w : memref<1x4x4x8xf16, 1>, memref<1x1x8x16xf16, 1>) outs(%y : memref<1x4x4x16xf32, 1>)
+  return
+}
+
+// -----
+
+func.func @conv$malformed_clip_bound(%x: memref<1x4x4x8xf16, 1>, %w: memref<1x1x8x16xf16, 1>, %y: memref<1x4x4x16xf32, 1>) {
+  // expected-error @below {{'linalg.conv_2d_nhwc_hwcf' on SRAM tiles has no npu instruction: malformed npu.clip_max "six": expected a float}}
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, npu.activation = "clip", npu.clip_min = 0.0 : f64, npu.clip_max = "six"}
+    ins(%x, %w : memref<1x4x4x8xf16, 1>, memref<1x1x8x16xf16, 1>) outs(%y : memref<1x4x4x16xf32, 1>)
+  return
+}
