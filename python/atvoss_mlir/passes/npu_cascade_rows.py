@@ -31,7 +31,7 @@ from mlir.dialects import tensor
 
 from ..frontend.builders import element_of, empty, extract_slice, shape_of, tensor_type
 from ..machine_model import element_bytes, gemm_cycles, type_bytes, vector_cycles
-from ..recipes.problem import ints, optional_attr
+from ..recipes.ir_queries import ints, optional_attr
 from . import ModulePass, PassContext, erase_if_unused, function_bodies
 from .npu_keep_in_sram import name_of
 

@@ -1,4 +1,4 @@
-"""The tiling problem of one op, and what every recipe shares.
+"""The tiling problem of one op, and the recipe interface.
 
 A `TilingProblem` names an op's loop dimensions and, per operand, which part of
 the operand a tile of the loops touches (`Tiled`, `Whole`, `Window` with the
@@ -18,23 +18,12 @@ from .. import machine_model
 from ..machine_model import (element_bytes, gemm_cycles, vector_cycles,  # noqa: F401 (the costs)
                              vector_kind_cycles)
 from ..target import NpuTarget
-
-TILE_SIZES_ATTR = "npu.tile_sizes"
-
-
-LOOP_ORDER_ATTR = "npu.loop_order"
-
-
-STRATEGY_ATTR = "npu.conv_strategy"
-CONV_STRATEGIES = ("implicit-gemm", "direct", "im2col")
-
-
-ACTIVATION_ATTR = "npu.activation"
-TILE_LOOP_ATTR = "npu.tile_loop"   # the outermost loop of a tile nest
-INIT_ATTR = "npu.init"             # the initial value of an SRAM tile, folded into its op
-RESIDENT_ATTR = "npu.resident"     # an SRAM buffer holding a whole intermediate tensor
-DATAFLOW_ATTR = "npu.dataflow"     # the matrix-unit dataflow chosen for a tiled op
-RESIDUAL_START_ATTR = "npu.residual_start"  # skip + bias: a conv/matmul's initial value
+from .ir_queries import (  # noqa: F401 (recipes and passes import them from here too)
+    TILE_SIZES_ATTR, LOOP_ORDER_ATTR, STRATEGY_ATTR, CONV_STRATEGIES, ACTIVATION_ATTR,
+    TILE_LOOP_ATTR, INIT_ATTR, RESIDENT_ATTR, DATAFLOW_ATTR, RESIDUAL_START_ATTR, Unsupported,
+    Malformed, is_reduction, type_name, static_shape, root_buffer, is_resident, RESIDENT_VIEWS,
+    ints, optional_attr, checked_attr, built_op, copy_npu_attributes, ins_outs, indexing_maps,
+    input_count, tile_nest_root, untiled, constant_value)
 
 MATRIX_TYPES = machine_model.MATRIX_INPUT_TYPES
 ACCUMULATOR_TYPES = {name: machine_model.matrix_output_types(name) for name in MATRIX_TYPES}
@@ -271,15 +260,6 @@ def in_place(problem: TilingProblem, operand: OperandTile) -> bool:
     return operand.region == tuple(Tiled(d) for d in range(len(problem.dims)))
 
 
-class Unsupported(Exception):
-    """The NPU cannot run this op; the message says why."""
-
-
-class Malformed(Unsupported):
-    """An npu attribute on the op that is not of the form the passes read: an
-    error at the op, not a reason to leave it on the fallback engine."""
-
-
 def matrix_cycles(gemm, target):
     """A matrix-unit op's cycles per tile from its GEMM shape per tile,
     `gemm(tiles)` = (M, N, K, int8): also `details["gemm"]`, from which npu-tile
@@ -356,146 +336,3 @@ class Recipe:
         linalg op on SRAM tiles, with npu ops. Returns True when it does not match
         (the pattern API's convention)."""
         raise NotImplementedError
-
-
-def is_reduction(op) -> bool:
-    """A linalg.reduce, or a linalg.generic with a reduction loop."""
-    op = op.operation
-    if op.name == "linalg.reduce":
-        return True
-    if op.name != "linalg.generic":
-        return False
-    return any("reduction" in str(kind) for kind in ir.ArrayAttr(op.attributes["iterator_types"]))
-
-
-def type_name(value: ir.Value) -> str:
-    return str(ir.MemRefType(value.type).element_type)
-
-
-def static_shape(value: ir.Value, what: str) -> list[int]:
-    if not isinstance(value.type, ir.MemRefType):
-        raise Unsupported(f"{what} is not a memref (run bufferization first)")
-    memref = ir.MemRefType(value.type)
-    if not memref.has_static_shape:
-        raise Unsupported(f"{what} has a dynamic shape")
-    if memref.memory_space is not None and not is_resident(value):
-        raise Unsupported(f"{what} is not in DRAM")
-    return list(memref.shape)
-
-
-def root_buffer(value: ir.Value) -> ir.Value:
-    """The buffer (an alloc's result) a value is a view of, through RESIDENT_VIEWS."""
-    while isinstance(value, ir.OpResult) and value.owner.operation.name in RESIDENT_VIEWS:
-        value = value.owner.operands[0]
-    return value
-
-
-def is_resident(value: ir.Value) -> bool:
-    """Whether `value` is (a view of) a whole tensor kept in SRAM between the ops
-    that produce and read it (npu-keep-in-sram): an `npu.alloc` marked RESIDENT_ATTR."""
-    value = root_buffer(value)
-    return isinstance(value, ir.OpResult) and value.owner.operation.name == "npu.alloc" \
-        and RESIDENT_ATTR in value.owner.attributes
-
-
-# Views through which an op may read a resident tensor.
-RESIDENT_VIEWS = ("memref.subview", "memref.cast", "memref.collapse_shape",
-                  "memref.expand_shape")
-
-
-def ints(attribute, default) -> list[int]:
-    if attribute is None:
-        return list(default)
-    if isinstance(attribute, ir.DenseI64ArrayAttr):
-        return list(attribute)
-    return [int(v) for v in ir.DenseIntElementsAttr(attribute)]
-
-
-def optional_attr(op, name):
-    return op.attributes[name] if name in op.attributes else None
-
-
-def checked_attr(op, name: str, kind, valid, expected: str):
-    """The value of the op's attribute `name` as `kind` (ir.IntegerAttr or
-    ir.StringAttr), None without one; Malformed, saying what was `expected`,
-    when it is another kind of attribute or its value is not `valid`."""
-    attribute = optional_attr(op, name)
-    if attribute is None:
-        return None
-    try:
-        value = kind(attribute).value
-    except ValueError:   # another kind of attribute
-        value = None
-    if value is None or not valid(value):
-        raise Malformed(f"malformed {name} {attribute}: expected {expected}")
-    return value
-
-
-def built_op() -> ir.Operation:
-    """The op just built before the current insertion point (linalg builders on
-    memrefs return no result to reach it by)."""
-    point = ir.InsertionPoint.current
-    operations = list(point.block.operations)
-    position = len(operations) if point.ref_operation is None else \
-        operations.index(point.ref_operation)
-    return operations[position - 1].operation
-
-
-def copy_npu_attributes(source, built) -> None:
-    for named in list(source.attributes):
-        name = named if isinstance(named, str) else named.name
-        if name.startswith("npu."):
-            built.attributes[name] = source.attributes[name]
-
-
-def ins_outs(op) -> tuple[list, list]:
-    """The op's inputs and outputs; for an op tiled by `npu-tile`, the DRAM
-    buffers its tiles are views of."""
-    view = op.opview
-    if hasattr(view, "inputs"):
-        inputs = list(view.inputs)
-        outputs = list(view.outputs if hasattr(view, "outputs") else view.inits)  # linalg.reduce
-    else:
-        operands = list(op.operands)
-        inputs, outputs = operands[:-1], operands[-1:]
-    return [untiled(v) for v in inputs], [untiled(v) for v in outputs]
-
-
-def indexing_maps(op) -> list[ir.AffineMap]:
-    """A structured op's indexing maps (inputs, then outputs)."""
-    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-
-
-def input_count(op) -> int:
-    """How many of a linalg.generic's operands are inputs (the rest are outputs)."""
-    return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))[0]
-
-
-def tile_nest_root(op):
-    """The outermost loop of the tile nest `op` is in (itself when untiled)."""
-    root, parent = op, op.parent
-    while parent is not None and parent.name == "scf.for":
-        if TILE_LOOP_ATTR in parent.attributes:
-            return parent
-        parent = parent.parent
-    return root
-
-
-def untiled(value):
-    """The buffer a tile of a tiled op views: the source of the memref.subview
-    that upstream tiling made inside the tile loop; any other value itself."""
-    if isinstance(value, ir.OpResult) and value.owner.name == "memref.subview":
-        owner = value.owner
-        if tile_nest_root(owner) != owner:
-            return owner.operands[0]
-    return value
-
-
-def constant_value(value: ir.Value):
-    if isinstance(value, ir.OpResult) and value.owner.name == "arith.constant":
-        attribute = value.owner.attributes["value"]
-        if isinstance(attribute, ir.FloatAttr):
-            return attribute.value
-        if isinstance(attribute, ir.IntegerAttr):
-            return attribute.value
-    return None

@@ -9,6 +9,7 @@ from mlir import ir
 from mlir.dialects import memref
 
 from ..dialects import npu
+from .ir_queries import ACTIVATIONS
 from .problem import (ACTIVATION_ATTR, DATAFLOW_ATTR, INIT_ATTR, checked_attr, constant_value,
                       tile_nest_root)
 from .tile_ir import DYNAMIC, index, mixed, subview
@@ -89,12 +90,6 @@ def accumulation_start(op, out: ir.Value, rewriter) -> tuple:
         npu.FillOp(out, value)
     rewriter.erase_op(init)
     return value != 0.0, None
-
-
-# The epilogues an npu matmul, conv or elementwise op applies (the dialect's
-# activation attribute).
-ACTIVATIONS = ("none", "relu", "relu6", "clip", "gelu", "sigmoid", "tanh", "exp", "log", "erf",
-               "reciprocal", "rsqrt", "sqrt", "neg", "abs")
 
 
 def epilogue(op) -> tuple:
