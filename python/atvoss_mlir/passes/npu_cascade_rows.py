@@ -34,6 +34,7 @@ from ..machine_model import element_bytes, gemm_cycles, type_bytes, vector_cycle
 from ..recipes.ir_queries import ints, optional_attr
 from . import ModulePass, PassContext, erase_if_unused, function_bodies
 from .npu_keep_in_sram import name_of
+from .npu_select_conv_strategy import tensor_shape
 
 WINDOW_OPS = ("linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc",
               "linalg.pooling_nhwc_max", "linalg.pooling_nhwc_sum")
@@ -83,11 +84,8 @@ def _producer(value: ir.Value):
 
 
 def _static_nhwc(value: ir.Value) -> bool:
-    try:
-        shaped = ir.RankedTensorType(value.type)
-    except ValueError:
-        return False
-    return shaped.rank == 4 and shaped.has_static_shape
+    shape = tensor_shape(value)
+    return shape is not None and len(shape) == 4
 
 
 def _bytes(value: ir.Value, rows: int | None = None) -> int:
