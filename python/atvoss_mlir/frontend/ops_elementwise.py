@@ -153,13 +153,25 @@ def simple_unary(node):
     return _unary(node, _SIMPLE_UNARY[node.op_type])
 
 
+def _negative_part_scaled(x, slope):
+    """max(x, 0) + slope * min(x, 0): `x < 0 ? slope * x : x` without a compare
+    (the vector unit selects only by a mask the op reads), exactly: one of the
+    two terms is a zero, infinities and NaNs come out as the select gives them."""
+    zero = b.const_like(0.0, x)
+    return arith.addf(arith.maximumf(x, zero), arith.mulf(slope, arith.minimumf(x, zero)))
+
+
 @handles("LeakyRelu")
 def leaky_relu(node):
     alpha = node.attr("alpha", 0.01)
 
     def body(x):
-        negative = arith.cmpf(arith.CmpFPredicate.OLT, x, b.const_like(0.0, x))
-        return arith.select(negative, arith.mulf(x, b.const_like(alpha, x)), x)
+        if alpha == 0.0:   # 0 * inf is NaN: max(x, 0 * x) would lose +inf
+            return _negative_part_scaled(x, b.const_like(alpha, x))
+        # The select's value is the larger of x and alpha * x when alpha <= 1 (on
+        # either side of 0), the smaller when alpha > 1: two vector ops.
+        scaled = arith.mulf(x, b.const_like(alpha, x))
+        return arith.maximumf(x, scaled) if alpha <= 1.0 else arith.minimumf(x, scaled)
     return _unary(node, body)
 
 
@@ -176,11 +188,10 @@ def elu(node):
 
 @handles("PRelu")
 def prelu(node):
-    def body(args):
-        x, slope = args
-        negative = arith.cmpf(arith.CmpFPredicate.OLT, x, b.const_like(0.0, x))
-        return arith.select(negative, arith.mulf(x, slope), x)
-    return [b.elementwise([node.value(0), node.value(1)], body,
+    if not b.is_float(b.element_of(node.value(0))):
+        raise node.unsupported("PRelu on integer tensors")
+    return [b.elementwise([node.value(0), node.value(1)],
+                          lambda args: _negative_part_scaled(args[0], args[1]),
                           result_shape=node.shape(0))]
 
 

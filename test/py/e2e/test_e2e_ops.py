@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 from onnx import helper
 
+import atvoss_mlir
+
 from e2e_testing import DEFAULT_TARGET, FP16, FP32, SMALL_SRAM_TARGET, compile_and_check
-from onnx_testing import model, randn, single
+from onnx_testing import model, randn, reference, single
 
 I64 = np.int64
 F16 = np.float16
@@ -129,12 +131,23 @@ case("add$fp16_per_channel", single("Add", {"a": [2, 3, 5, 7], "b": [3, 1, 1]}, 
 
 # -- activations -----------------------------------------------------------------------------
 for op_type, attributes, opset, on_npu in [
-        ("Relu", {}, 13, True), ("LeakyRelu", {"alpha": 0.1}, 13, None),
+        ("Relu", {}, 13, True), ("LeakyRelu", {"alpha": 0.1}, 13, True),
         ("Clip", {"min": -0.5, "max": 0.7}, 9, True), ("Sigmoid", {}, 13, True),
         ("Tanh", {}, 13, True), ("Erf", {}, 13, True),
         ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}, 13, True), ("HardSwish", {}, 14, True)]:
     case(f"{op_type.lower()}", single(op_type, {"x": [2, 3, 5, 7]}, [2, 3, 5, 7], attributes,
                                       opset=opset), {"x": randn(2, 3, 5, 7) * 3}, npu=on_npu)
+# LeakyRelu and PRelu are select-free on the vector unit: alpha above one takes the
+# smaller of x and alpha * x, alpha zero and PRelu's slopes max(x, 0) + slope * min(x, 0).
+for alpha in (1.5, 0.0):
+    case(f"leakyrelu$alpha_{alpha}", single("LeakyRelu", {"x": [2, 3, 5, 7]}, [2, 3, 5, 7],
+                                            {"alpha": alpha}), {"x": randn(2, 3, 5, 7) * 3},
+         npu=True)
+case("prelu$per_channel", single("PRelu", {"x": [2, 3, 5, 7]}, [2, 3, 5, 7],
+                                 initializers={"slope": randn(3, 1, 1, seed=1)}),
+     {"x": randn(2, 3, 5, 7) * 3}, npu=True)
+case("prelu$runtime_slope", single("PRelu", {"x": [2, 3, 5, 7], "slope": [5, 7]}, [2, 3, 5, 7]),
+     {"x": randn(2, 3, 5, 7) * 3, "slope": randn(5, 7, seed=1)}, npu=True)
 case("clip$inputs_opset13", single("Clip", {"x": [3, 17]}, [3, 17],
                                    initializers={"lo": np.asarray(-0.2, np.float32),
                                                  "hi": np.asarray(0.4, np.float32)}, opset=13),
@@ -281,3 +294,26 @@ def test_op(name, target):
         # What the NPU cannot run stays on linalg and is reported at its node.
         assert compiled.fallback_ops
         assert all("fallback" in line and "'node0'" in line for line in compiled.fallback_ops)
+
+
+SPECIAL_VALUES = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3e38, -3e38, -1.5,
+                           2.5, -7.0], np.float32)
+
+
+@pytest.mark.parametrize("op_type,attributes,slope", [
+    ("LeakyRelu", {"alpha": 0.01}, None), ("LeakyRelu", {"alpha": 0.0}, None),
+    ("LeakyRelu", {"alpha": -0.3}, None), ("LeakyRelu", {"alpha": 5.0}, None),
+    ("PRelu", {}, np.array([0.25, -0.5, 0.0, 2.0], np.float32).reshape(4, 1))],
+    ids=["leakyrelu", "leakyrelu_alpha0", "leakyrelu_negative_alpha", "leakyrelu_alpha5",
+         "prelu"])
+def test_select_free_activations_are_exact(op_type, attributes, slope):
+    """Without a compare, the vector unit still gives onnxruntime's values bit for bit
+    on zeros of both signs, infinities, NaN, subnormals and overflowing products."""
+    x = np.tile(SPECIAL_VALUES, 4).reshape(4, 12)
+    initializers = {} if slope is None else {"slope": slope}
+    onnx_model = single(op_type, {"x": [4, 12]}, [4, 12], attributes, initializers)
+    compiled = atvoss_mlir.compile(onnx_model)
+    got = compiled.run({"x": x})["y"]
+    want = reference(onnx_model, {"x": x})[0]
+    assert compiled.fallback_ops == []
+    np.testing.assert_array_equal(got, want)
