@@ -136,11 +136,13 @@ class Plan:
         self.kept: list[Candidate] = []
         self.padded = set()     # the tensors of candidates kept padded
         self._cost = {}
+        self._fits = {}   # whether op i has a schedule at all (key as _cost's)
 
     # -- the cost model --------------------------------------------------------------
     def cycles(self, i: int, resident: frozenset, budget: int):
         """Estimated cycles of op i with the buffers in `resident` kept in SRAM and
-        `budget` bytes for its tiles; None when it does not fit."""
+        `budget` bytes for its tiles; None when it does not fit, or would read a
+        kept tensor a tile at a time neither whole nor in place."""
         key = (i, resident, budget)
         if key not in self._cost:
             problem = self.problems[i]
@@ -149,9 +151,10 @@ class Plan:
             problem = dataclasses.replace(problem, operands=operands)
             target = dataclasses.replace(self.target, max_sram_bytes=budget)
             outcome = search(problem, target, self.target.pipeline_stages)
-            fits = outcome.schedule is not None and \
-                reads_resident_whole(problem, outcome.schedule.tiles)
-            self._cost[key] = outcome.schedule.cycles if fits else None
+            fits = outcome.schedule is not None
+            self._cost[key] = outcome.schedule.cycles if fits and \
+                reads_resident_whole(problem, outcome.schedule.tiles) else None
+            self._fits[key] = fits
         return self._cost[key]
 
     def kept_operand(self, operand):
@@ -294,8 +297,11 @@ class Plan:
             if old is None:
                 continue
             if new is None:
-                return f"{name_of(self.ops[i])} would not fit in the " \
-                       f"{self.budget(i, candidate)} B left below it"
+                budget = self.budget(i, candidate)
+                if not self._fits[(i, self.resident_of(i, candidate), budget)]:
+                    return f"{name_of(self.ops[i])} would not fit in the {budget} B left below it"
+                return f"{name_of(self.ops[i])} would read it a tile at a time, neither whole " \
+                       f"nor in place"
             before, after = before + old, after + new
         if after >= before:
             return f"the ops reading it would take {after} estimated cycles instead of {before}"

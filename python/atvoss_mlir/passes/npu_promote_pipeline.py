@@ -92,6 +92,7 @@ class Pipeline:
                 loaded = self.load_ahead(t, in_flight)
                 npu.WaitOp([in_flight[role][0] for role in self.roles] +
                            ([last_store] if last_store is not None else []))
+                program.copy_kept_tiles(t)
                 program.compute(t)
             program.refill_padding(t)
         with ir.InsertionPoint(loop.regions[0].blocks[0]):
@@ -127,6 +128,7 @@ class Pipeline:
                 ([last_store] if last_store is not None else [])
             if waited:
                 npu.WaitOp(waited)
+        program.copy_kept_tiles(t)
         program.compute(t, before_epilogue)
         return issued["store"], loaded
 

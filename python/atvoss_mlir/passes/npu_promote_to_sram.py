@@ -174,10 +174,16 @@ class TileProgram(TileCompute):
             inputs = [s for s in self.staged.values() if self.loads(s)]
             resident = [s.operand.role for s in inputs if s.period is None]
             groups = {}
+            # Pipelined, the tiles copied out of a tensor kept in SRAM (an image
+            # of a batch at a time) are vector-unit copies: no DMA token to carry.
+            self.copied = {}
             for staged in inputs:
                 if staged.period is not None:
-                    groups.setdefault(staged.period, []).append(staged.operand.role)
-            first = self.load(resident + [role for roles in groups.values() for role in roles], 0)
+                    kept = pipelined and staged.operand.resident
+                    (self.copied if kept else groups).setdefault(
+                        staged.period, []).append(staged.operand.role)
+            first = self.load(resident + [role for roles in groups.values() for role in roles]
+                              + [role for roles in self.copied.values() for role in roles], 0)
         output_period = reuse_period(self.problem.output, self.order, self.trips)
         if pipelined:
             with ir.InsertionPoint(self.loop):
@@ -205,6 +211,13 @@ class TileProgram(TileCompute):
             for buffer in reversed(self.allocs):
                 npu.DeallocOp(buffer)
         self.op.erase()
+
+    def copy_kept_tiles(self, t) -> None:
+        """Copy tile t of the operands kept in SRAM that change at t (tile 0's
+        come with the first loads); the scoreboard orders them with compute."""
+        for period, roles in self.copied.items():
+            when(both(compare("ne", t, 0), self.changes_at(period, t)),
+                 lambda roles=roles: self.load(roles, t))
 
     def loads(self, staged: Staged) -> bool:
         return self.problem.loads(staged.operand) and not self.in_place(staged.operand)

@@ -152,14 +152,16 @@ def whole_dims(problem) -> set[int]:
 
 def reads_resident_whole(problem, tiles) -> bool:
     """Whether the schedule reads every resident operand whole, but along the
-    dims its SRAM tile drops (a batch the op takes one at a time), on which it
-    computes in place a slice at a time, and those it is `tiled_in_place`
-    along."""
+    dims its SRAM tile drops or the op always takes one at a time (a batch),
+    on which it computes in place a slice at a time, and those it is
+    `tiled_in_place` along."""
     for operand in problem.operands:
         if not operand.resident:
             continue
         sliced = {part.dim for axis, part in enumerate(operand.region)
                   if axis in operand.dropped} if in_place(problem, operand) else set()
+        sliced |= {part.dim for part in operand.region
+                   if isinstance(part, Tiled) and problem.dims[part.dim].candidates == "one"}
         if any(tiles[d] < problem.dims[d].size
                for d in operand.loop_dims() - sliced - tiled_in_place(problem, operand)):
             return False

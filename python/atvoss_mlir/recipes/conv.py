@@ -134,8 +134,11 @@ class Conv2dRecipe(Recipe):
             pixels = mul(mul(out_sizes[0], out_sizes[1]), out_sizes[2])
             filters, channels = out_sizes[3], weight_sizes[2]
             kh, kw = weight_sizes[0], weight_sizes[1]
-            out_matrix = subview(collapse_to_matrix(sram_buffer(out), 3), [0, 0],
-                                 [pixels, filters])
+            if is_resident_slice(out):   # an image of a batch kept in SRAM, written in place
+                out_matrix = collapse_view_to_matrix(strip_casts(out), 3)
+            else:
+                out_matrix = subview(collapse_to_matrix(sram_buffer(out), 3), [0, 0],
+                                     [pixels, filters])
             weight_matrix = subview(collapse_to_matrix(sram_buffer(weights), 3), [0, 0],
                                     [mul(kh * kw, channels), filters])
             if strategy == "im2col":

@@ -206,3 +206,55 @@ func.func @conv$padded_after_an_int8_implicit_gemm(%x: memref<1x8x8x32xi8>, %w1:
       ins(%p, %w2 : memref<1x10x10x16xi8>, memref<3x3x16x16xi8>) outs(%out : memref<1x8x8x16xi32>)
   return
 }
+
+// -----
+
+// A batch of two images: the convs take one image at a time, and each writes
+// (the first) or reads (the second) its image of the kept tensor in place, a
+// slice of the SRAM buffer.
+
+// CHECK-LABEL: func.func @conv$batch_of_two
+// CHECK:         %[[T:.*]] = "npu.alloc"() {npu.resident, offset = {{[0-9]+}} : i64} : () -> memref<2x8x8x32xf32, 1>
+// CHECK:         linalg.conv_2d_nhwc_hwcf {{.*}} outs(%[[T]] : memref<2x8x8x32xf32, 1>)
+// CHECK:         linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[T]], %{{.*}} : memref<2x8x8x32xf32, 1>, memref<1x1x32x16xf32>)
+// CHECK:         "npu.dealloc"(%[[T]])
+func.func @conv$batch_of_two(%x: memref<2x8x8x16xf32>, %w1: memref<1x1x16x32xf32>, %w2: memref<1x1x32x16xf32>, %out: memref<2x8x8x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<2x8x8x32xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<2x8x8x32xf32>)
+  // expected-remark @below {{kept 'linalg.conv_2d_nhwc_hwcf' output in SRAM for 'linalg.conv_2d_nhwc_hwcf' at line}}
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, npu.conv_strategy = "implicit-gemm"}
+      ins(%x, %w1 : memref<2x8x8x16xf32>, memref<1x1x16x32xf32>) outs(%t : memref<2x8x8x32xf32>)
+  linalg.fill ins(%zero : f32) outs(%out : memref<2x8x8x16xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, npu.conv_strategy = "implicit-gemm"}
+      ins(%t, %w2 : memref<2x8x8x32xf32>, memref<1x1x32x16xf32>) outs(%out : memref<2x8x8x16xf32>)
+  return
+}
+
+// -----
+
+// Over a batch of two, the 3x3 conv copies its padded window of one image at a
+// time out of the kept tensor (on the vector unit, into its tile whose halo
+// is filled once): the tensor is kept unpadded, and the padded copy stays for
+// the conv to fold into its window.
+
+// CHECK-LABEL: func.func @conv$batch_padded
+// CHECK:         %[[T:.*]] = "npu.alloc"() {npu.resident, offset = {{[0-9]+}} : i64} : () -> memref<2x8x8x16xf32, 1>
+// CHECK:         linalg.conv_2d_nhwc_hwcf {{.*}} outs(%[[T]] : memref<2x8x8x16xf32, 1>)
+// CHECK:         memref.copy %[[T]], %{{.*}} : memref<2x8x8x16xf32, 1> to memref<2x8x8x16xf32, strided<[1600, 160, 16, 1], offset: 176>>
+func.func @conv$batch_padded(%x: memref<2x8x8x16xf32>, %w1: memref<1x1x16x16xf32>, %w2: memref<3x3x16x16xf32>, %out: memref<2x8x8x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<2x8x8x16xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<2x8x8x16xf32>)
+  // expected-remark @below {{kept 'linalg.conv_2d_nhwc_hwcf' output in SRAM for 'linalg.conv_2d_nhwc_hwcf' at line}}
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, npu.conv_strategy = "implicit-gemm"}
+      ins(%x, %w1 : memref<2x8x8x16xf32>, memref<1x1x16x16xf32>) outs(%t : memref<2x8x8x16xf32>)
+  %p = memref.alloc() : memref<2x10x10x16xf32>
+  linalg.fill ins(%zero : f32) outs(%p : memref<2x10x10x16xf32>)
+  %interior = memref.subview %p[0, 1, 1, 0] [2, 8, 8, 16] [1, 1, 1, 1] : memref<2x10x10x16xf32> to memref<2x8x8x16xf32, strided<[1600, 160, 16, 1], offset: 176>>
+  memref.copy %t, %interior : memref<2x8x8x16xf32> to memref<2x8x8x16xf32, strided<[1600, 160, 16, 1], offset: 176>>
+  linalg.fill ins(%zero : f32) outs(%out : memref<2x8x8x16xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%p, %w2 : memref<2x10x10x16xf32>, memref<3x3x16x16xf32>) outs(%out : memref<2x8x8x16xf32>)
+  return
+}
