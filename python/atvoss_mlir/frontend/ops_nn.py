@@ -147,5 +147,8 @@ def softmax_over(node, x, axes: list[int], log: bool = False):
     exponentials = b.elementwise([shifted], lambda a: math.exp(a[0]))
     total = b.reduce_keepdims(exponentials, axes, 0.0, arith.addf)
     if log:
-        return b.elementwise([shifted, total], lambda a: arith.subf(a[0], math.log(a[1])))
+        # The log once per row, on the reduced tensor: the vector unit applies a
+        # function to a full tile, not to an operand it broadcasts.
+        log_total = b.elementwise([total], lambda a: math.log(a[0]))
+        return b.elementwise([shifted, log_total], lambda a: arith.subf(a[0], a[1]))
     return b.elementwise([exponentials, total], lambda a: arith.divf(a[0], a[1]))

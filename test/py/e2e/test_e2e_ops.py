@@ -222,6 +222,11 @@ case("softmax$leading_unit_dim", single("Softmax", {"x": [1, 4, 6, 6]}, [1, 4, 6
                                         {"axis": -1}, opset=13), {"x": randn(1, 4, 6, 6)})
 case("softmax$fp16", single("Softmax", {"x": [3, 17]}, [3, 17], {"axis": -1}, dtype=F16),
      {"x": randn(3, 17).astype(F16)}, tolerance=FP16)
+# LogSoftmax: the log of each row's sum once, on the reduced tensor, then subtracted.
+for opset, axis in ((13, -1), (13, 1), (11, 1)):
+    case(f"logsoftmax$opset{opset}_axis{axis}",
+         single("LogSoftmax", {"x": [2, 3, 5, 7]}, [2, 3, 5, 7], {"axis": axis}, opset=opset),
+         {"x": randn(2, 3, 5, 7) * 3}, npu=True)
 for axis in (-1, -2):
     shape = [2, 3, 5, 7]
     normalized = shape[axis:]
