@@ -9,6 +9,7 @@ the vector unit after the load or before the store, never through DRAM."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from mlir import ir
@@ -195,7 +196,8 @@ def elementwise_problem(op, target) -> TilingProblem:
         operands.append(OperandTile(f"in{i}", value, region))
     operands.append(OperandTile("output", out, tuple(Tiled(d) for d in out_loops),
                                 is_output=True))
-    check_broadcasts(steps, {i for i, m in enumerate(maps) if is_broadcast(m) and i not in windows})
+    steps = check_broadcasts(steps, {i for i, m in enumerate(maps)
+                                     if is_broadcast(m) and i not in windows})
     n_steps = max(1, len(steps))
     constants = step_constants(steps)
     dims = elementwise_dims(shape)
@@ -226,11 +228,21 @@ def window_operand(number: int, shared, rank: int) -> OperandTile:
     return OperandTile(f"in{number}", window, region, shift=shift)
 
 
-def check_broadcasts(steps, broadcast_inputs: set[int]) -> None:
-    """npu.elementwise broadcasts only its rhs; a broadcast lhs must be swappable."""
+def check_broadcasts(steps, broadcast_inputs: set[int]) -> list:
+    """npu.elementwise broadcasts only its rhs; a broadcast lhs must be swappable,
+    or be a subtraction's: b - x becomes (-x) + b, the same value (IEEE
+    subtraction adds the negation). Returns the steps."""
     def broadcast(ref):
         return ref.source == "in" and ref.value in broadcast_inputs
+    checked, renamed = [], {}   # the steps, and the new name of each old result
+
+    def rename(step):
+        changes = {f.name: renamed.get(getattr(step, f.name), getattr(step, f.name))
+                   for f in dataclasses.fields(step) if f.name != "result"
+                   and isinstance(getattr(step, f.name), Ref)}
+        return dataclasses.replace(step, **changes)
     for step in steps:
+        step = rename(step)
         if isinstance(step, (BinaryStep, CompareStep)):
             if broadcast(step.lhs):
                 full_rhs = step.rhs.source == "tmp" or (step.rhs.source == "in"
@@ -240,12 +252,22 @@ def check_broadcasts(steps, broadcast_inputs: set[int]) -> None:
                     step.lhs, step.rhs = step.rhs, step.lhs
                 elif step.kind in COMMUTATIVE and full_rhs:
                     step.lhs, step.rhs = step.rhs, step.lhs
+                elif isinstance(step, BinaryStep) and step.kind == "sub" and full_rhs:
+                    negated = Ref("tmp", len(checked))
+                    checked.append(ActivationStep("neg", step.rhs, negated))
+                    step = BinaryStep("add", negated, step.lhs, step.result)
                 else:
                     raise Unsupported("a broadcast left operand of a non-commutative op")
             if broadcast(step.lhs):
                 raise Unsupported("an elementwise op between two broadcast operands")
         elif isinstance(step, ActivationStep) and broadcast(step.source):
             raise Unsupported("an activation of a broadcast operand")
+        result = getattr(step, "result", None)
+        if result is not None and result.source == "tmp":
+            renamed[result] = Ref("tmp", len(checked))
+            step = dataclasses.replace(step, result=renamed[result])
+        checked.append(step)
+    return checked
 
 
 def broadcast_problem(op, target) -> TilingProblem:
@@ -315,7 +337,8 @@ class ElementwiseRecipe(Recipe):
         else:
             steps = body_program(operation.regions[0].blocks[0], len(operands) - 1)
             maps = indexing_maps(operation)
-            check_broadcasts(steps, {i for i, m in enumerate(maps[:-1]) if is_broadcast(m)})
+            steps = check_broadcasts(steps, {i for i, m in enumerate(maps[:-1])
+                                             if is_broadcast(m)})
         element_type = ir.MemRefType(out.type).element_type
         # The steps run on tiles in loop order; a permuted output is transposed last.
         out_loops = loops_of(maps[-1])

@@ -422,6 +422,12 @@ def body_program(block: ir.Block, n_inputs: int) -> list:
         kind = BINARY_KINDS[name]
         if lhs.source == "const" and rhs.source == "const":
             raise Unsupported("a constant-only expression in the body")
+        if lhs.source == "const" and kind == "sub":
+            # c - x as (-x) + c: the same value (IEEE subtraction adds the negation).
+            negated = Ref("tmp", len(steps))
+            steps.append(ActivationStep("neg", rhs, result=negated))
+            computed(op, BinaryStep, "add", negated, lhs)
+            continue
         if lhs.source == "const":
             if kind not in COMMUTATIVE:
                 raise Unsupported(f"'{name}' with a constant left operand")

@@ -117,11 +117,16 @@ for op_type in ("Add", "Sub", "Mul", "Div", "Max", "Min"):
         b_value = randn(*b_shape, seed=1)
         if op_type == "Div":
             b_value = np.where(np.abs(b_value) < 0.1, 0.5, b_value).astype(np.float32)
-        on_npu = True if op_type != "Div" and name in ("same", "trailing", "per_channel") \
-            else None
+        # A broadcast left operand: swapped when the op commutes, b - a as (-a) + b.
+        on_npu = None if name == "both_ways" or (op_type == "Div" and name == "left_operand") \
+            else True
         out_shape = list(np.broadcast_shapes(a_shape, b_shape))
         case(f"{op_type.lower()}${name}", single(op_type, {"a": a_shape, "b": b_shape}, out_shape),
              {"a": randn(*a_shape), "b": b_value}, npu=on_npu)
+case("sub$scalar_constant_left",   # 1 - x, as masks and gates write it
+     model([helper.make_node("Sub", ["one", "x"], ["y"], name="node0")], {"x": [2, 3, 5, 7]},
+           {"y": [2, 3, 5, 7]}, {"one": np.asarray(1.0, np.float32)}),
+     {"x": randn(2, 3, 5, 7)}, npu=True)
 case("sum$three_inputs", single("Sum", {"a": [2, 3, 5], "b": [5], "c": [2, 3, 5]}, [2, 3, 5]),
      {"a": randn(2, 3, 5), "b": randn(5, seed=1), "c": randn(2, 3, 5, seed=2)}, npu=True)
 case("add$fp16_per_channel", single("Add", {"a": [2, 3, 5, 7], "b": [3, 1, 1]}, [2, 3, 5, 7],
