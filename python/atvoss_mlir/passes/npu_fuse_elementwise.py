@@ -67,29 +67,37 @@ def clone_body(block: ir.Block, arguments: list, into: ir.Block) -> ir.Value:
 
 def merged(producer, consumer, number: int):
     """One generic computing `consumer` with its input `number` computed inline
-    by `producer`: the consumer's other inputs, then the producer's."""
+    by `producer`: the consumer's other inputs, then the producer's, each
+    tensor read by one map taken once (x * sigmoid(x) reads x once)."""
     consumer_inputs = list(consumer.operands)[:input_count(consumer)]
     producer_inputs = list(producer.operands)[:input_count(producer)]
     consumer_maps, producer_maps = indexing_maps(consumer), indexing_maps(producer)
     kept = [index for index in range(len(consumer_inputs)) if index != number]
-    inputs = [consumer_inputs[index] for index in kept] + producer_inputs
-    maps = [consumer_maps[index] for index in kept] + producer_maps[:-1] + [consumer_maps[-1]]
+    inputs = [consumer_inputs[index] for index in kept]
+    maps = [consumer_maps[index] for index in kept]
+    consumer_block = consumer.regions[0].blocks[0]
+    producer_block = producer.regions[0].blocks[0]
+    types = [consumer_block.arguments[index].type for index in kept]
+    slots = []   # the merged op's input each producer input is
+    for value, affine_map, argument in zip(producer_inputs, producer_maps,
+                                           producer_block.arguments):
+        slot = next((i for i, (v, m) in enumerate(zip(inputs, maps))
+                     if v == value and m == affine_map), None)
+        if slot is None:
+            inputs.append(value), maps.append(affine_map), types.append(argument.type)
+            slot = len(inputs) - 1
+        slots.append(slot)
+    maps.append(consumer_maps[-1])
     init = consumer.operands[input_count(consumer)]
     with consumer.location, ir.InsertionPoint(consumer):
         fused = linalg.GenericOp([consumer.results[0].type], inputs, [init],
                                  ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
                                  consumer.attributes["iterator_types"])
-    consumer_block = consumer.regions[0].blocks[0]
-    producer_block = producer.regions[0].blocks[0]
     with consumer.location:
         block = fused.regions[0].blocks.append(
-            *[argument.type for argument in
-              [consumer_block.arguments[index] for index in kept]
-              + list(producer_block.arguments)[:len(producer_inputs)]
-              + [consumer_block.arguments[len(consumer_inputs)]]])
+            *types, consumer_block.arguments[len(consumer_inputs)].type)
     arguments = list(block.arguments)
-    computed = clone_body(producer_block, arguments[len(kept):len(kept) + len(producer_inputs)]
-                          + [None], block)
+    computed = clone_body(producer_block, [arguments[slot] for slot in slots] + [None], block)
     consumer_arguments = []
     for index in range(len(consumer_inputs)):
         consumer_arguments.append(computed if index == number

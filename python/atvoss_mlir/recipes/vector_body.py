@@ -10,6 +10,7 @@ scalar constant.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -169,6 +170,57 @@ def body_activation(block: ir.Block) -> str | None:
     found = expression(yielded[0], block)
     return next((kind for kind, tree in ACTIVATION_BODIES if in_type(tree, float_type) == found),
                 None)
+
+
+def activation_of(value: ir.Value, block: ir.Block):
+    """(kind, x) when `value` is one of ACTIVATION_BODIES of a value x of the
+    body (the sigmoid of x * sigmoid(x)); else None."""
+    float_type = FLOAT_TYPES.get(str(value.type))
+    if float_type is None:
+        return None
+
+    unmatched = object()
+
+    def match(tree, value, bound):
+        """The value "x" stands for (None: not yet known) when `value` computes
+        `tree`, else `unmatched`."""
+        if tree == "x":
+            return value if bound is None or bound == value else unmatched
+        if isinstance(tree, float):
+            constant = constant_value(value)
+            return bound if constant is not None and \
+                float(float_type(constant)) == float(float_type(tree)) else unmatched
+        if not isinstance(value, ir.OpResult) or value.owner.parent != block.owner \
+                or value.owner.name != tree[0] or len(value.owner.operands) != len(tree) - 1:
+            return unmatched
+        orders = [tree[1:]] + ([tree[:0:-1]] if tree[0] in ("arith.addf", "arith.mulf") else [])
+        for operands in orders:
+            found = bound
+            for subtree, operand in zip(operands, value.owner.operands):
+                found = match(subtree, operand, found)
+                if found is unmatched:
+                    break
+            else:
+                return found
+        return unmatched
+    for kind, tree in ACTIVATION_BODIES:
+        x = match(tree, value, None)
+        if x is not unmatched and x is not None:
+            return kind, x
+    return None
+
+
+def without_unread_steps(steps: list, result: Ref) -> list:
+    """The steps computing `result`: those no later step reads are dropped (the
+    parts of an activation computed as one step)."""
+    read = {result}
+    kept = []
+    for step in reversed(steps):
+        if getattr(step, "result", None) in read:
+            kept.append(step)
+            read.update(getattr(step, f.name) for f in dataclasses.fields(step)
+                        if f.name != "result" and isinstance(getattr(step, f.name), Ref))
+    return kept[::-1]
 
 
 def reciprocal_of(value: ir.Value) -> float | None:
@@ -371,6 +423,10 @@ def body_program(block: ir.Block, n_inputs: int) -> list:
 
     for op in operations[:-1]:
         name = op.name
+        found = activation_of(op.results[0], block) if len(op.results) == 1 else None
+        if found is not None and ref(found[1]) is not None and ref(found[1]).source != "const":
+            computed(op, ActivationStep, found[0], ref(found[1]))
+            continue
         if name == "arith.constant":
             value = constant_value(op.results[0])
             if value is None:
@@ -440,6 +496,8 @@ def body_program(block: ir.Block, n_inputs: int) -> list:
         steps.append(CopyStep(names[yielded[0]]))
     elif names[yielded[0]] != Ref("tmp", len(steps) - 1):
         raise Unsupported("the body's result is not its last operation")
+    else:
+        steps = without_unread_steps(steps, names[yielded[0]])
     return fuse_activations(steps)
 
 

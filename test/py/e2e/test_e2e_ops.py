@@ -153,6 +153,14 @@ case("prelu$per_channel", single("PRelu", {"x": [2, 3, 5, 7]}, [2, 3, 5, 7],
      {"x": randn(2, 3, 5, 7) * 3}, npu=True)
 case("prelu$runtime_slope", single("PRelu", {"x": [2, 3, 5, 7], "slope": [5, 7]}, [2, 3, 5, 7]),
      {"x": randn(2, 3, 5, 7) * 3, "slope": randn(5, 7, seed=1)}, npu=True)
+# Swish (SiLU) as exporters write it: one merged op reading x once, its sigmoid one
+# vector-unit activation.
+for name, operands in (("x_first", ["x", "s"]), ("sigmoid_first", ["s", "x"])):
+    case(f"swish${name}",
+         model([helper.make_node("Sigmoid", ["x"], ["s"], name="node0"),
+                helper.make_node("Mul", operands, ["y"], name="node1")],
+               {"x": [2, 3, 5, 7]}, {"y": [2, 3, 5, 7]}),
+         {"x": randn(2, 3, 5, 7) * 3}, npu=True)
 case("clip$inputs_opset13", single("Clip", {"x": [3, 17]}, [3, 17],
                                    initializers={"lo": np.asarray(-0.2, np.float32),
                                                  "hi": np.asarray(0.4, np.float32)}, opset=13),
