@@ -182,3 +182,43 @@ def test_attention(mask, heads, dtype, tolerance, target):
 def test_encoder_layer(dtype, tolerance, target):
     onnx_model, feeds = encoder_layer(seq=16, d_model=64, heads=4, ffn=128, dtype=dtype)
     check_on_npu(onnx_model, feeds, target, tolerance)
+
+
+# -- embedding lookup (Gather of a table's rows by runtime token ids) -----------------------
+
+def embedding_model(vocabulary: int, width: int, tokens: list[int], dtype=np.float32):
+    """Gather(table, ids) + positions, then LayerNormalization: a BERT-style input layer."""
+    from onnx import TensorProto, helper, numpy_helper
+    table = (np.random.default_rng(1).standard_normal((vocabulary, width)) * 0.5).astype(dtype)
+    positions = (np.random.default_rng(2).standard_normal((tokens[-1], width)) * 0.5).astype(dtype)
+    nodes = [helper.make_node("Gather", ["table", "ids"], ["e"], axis=0, name="embed"),
+             helper.make_node("Add", ["e", "positions"], ["s"], name="add"),
+             helper.make_node("LayerNormalization", ["s", "gamma", "beta"], ["y"], axis=-1,
+                              name="norm")]
+    element = TensorProto.FLOAT if dtype == np.float32 else TensorProto.FLOAT16
+    graph = helper.make_graph(
+        nodes, "embedding", [helper.make_tensor_value_info("ids", TensorProto.INT64, tokens)],
+        [helper.make_tensor_value_info("y", element, tokens + [width])],
+        [numpy_helper.from_array(table, "table"), numpy_helper.from_array(positions, "positions"),
+         numpy_helper.from_array(np.ones(width, dtype), "gamma"),
+         numpy_helper.from_array(np.zeros(width, dtype), "beta")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@target_params
+@pytest.mark.parametrize("tokens", [[2, 9], [13]], ids=["batch2", "one_sequence"])
+def test_embedding_lookup(tokens, target):
+    """One table row copied per token (negative ids count from the end), on the NPU."""
+    vocabulary = 1000
+    ids = np.random.default_rng(3).integers(-vocabulary, vocabulary, tokens).astype(I64)
+    compiled = check_on_npu(embedding_model(vocabulary, 48, tokens), {"ids": ids}, target, FP32)
+    # The tokens' rows are read, not the table (192,000 B).
+    assert compiled.report["dram_read_bytes"] < vocabulary * 48 * 4 // 4
+
+
+def test_embedding_id_out_of_range_is_a_located_error():
+    from atvoss_mlir.diagnostics import DiagnosticError
+    import atvoss_mlir
+    compiled = atvoss_mlir.compile(embedding_model(100, 16, [4]))
+    with pytest.raises(DiagnosticError, match=r"out of bounds.*\[node 'embed'\]"):
+        compiled.run({"ids": np.array([3, 100, 0, 1], I64)})

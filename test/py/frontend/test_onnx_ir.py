@@ -140,3 +140,38 @@ def test_dense_resource_weights_on_the_simulator():
     assert "dense_resource<node0.weight>" in str(module)
     actual = simulate(module, [a]).outputs[0]
     np.testing.assert_allclose(actual, reference(onnx_model, {"a": a})[0], rtol=1e-4)
+
+
+def test_gather_by_runtime_indices_copies_a_slice_per_index():
+    """A loop over the indices: each reads its index, wraps a negative one, and
+    copies that slice of the data (an embedding's row) into its place."""
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["x", "i"], ["y"], axis=1, name="node0")], "test",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 20, 4]),
+         helper.make_tensor_value_info("i", TensorProto.INT64, [2, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2, 5, 4])])
+    text = import_onnx_text(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                                              ir_version=8))
+    filecheck(text, r"tensor.collapse_shape %arg1 \[\[0, 1\]\] : tensor<2x5xi64> into tensor<10xi64>",
+              r"scf.for %arg2 = %c0 to %c10 step %c1 iter_args",
+              r"tensor.extract %collapsed\[%arg2\] : tensor<10xi64>",
+              r"arith.cmpi slt", r"arith.addi .*c20", r"arith.select",
+              r"tensor.extract_slice %arg0\[0, %\w+, 0\] \[3, 1, 4\] \[1, 1, 1\]",
+              r"tensor.insert_slice %\w+ into %arg3\[0, %arg2, 0\] \[3, 1, 4\] \[1, 1, 1\]",
+              r"tensor.expand_shape .* into tensor<3x2x5x4xf32>")
+    assert "linalg.generic" not in text
+
+
+def test_gather_of_a_small_tensor_selects():
+    """Slices too small to pay for their DMAs: a select over the axis."""
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["x", "i"], ["y"], axis=0, name="node0")], "test",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6]),
+         helper.make_tensor_value_info("i", TensorProto.INT64, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+    text = import_onnx_text(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                                              ir_version=8))
+    filecheck(text, r"linalg.generic", r"arith.cmpi eq", r"arith.select")
+    assert "scf.for" not in text
