@@ -6,7 +6,10 @@ preference, simulated timing-only on the default target (shared DRAM bandwidth):
   ShuffleNet v1, Inception-v1; 224x224, batch 1, random weights).
 
     python bench/graph_level_table.py [--models small_cnn,resnet50] [--fusion 0,1,2]
-                                      [--layout NHWC,NCHW,auto]
+                                      [--layout NHWC,NCHW,auto] [--batch 2]
+
+`--batch` builds the zoo's networks with that many images (the two example
+files have their own batch and are left out).
 
 `transposes` counts the npu.transpose ops of the program: standalone layout
 transforms and those folded into an elementwise op's tiles alike.
@@ -23,11 +26,11 @@ import atvoss_mlir
 import zoo
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "examples")
-MODELS = {
+EXAMPLE_MODELS = {
     "small_cnn": lambda: os.path.join(EXAMPLES, "small_cnn.onnx"),
     "transformer_block": lambda: os.path.join(EXAMPLES, "transformer_block.onnx"),
-    **zoo.MODELS,
 }
+MODELS = {**EXAMPLE_MODELS, **zoo.MODELS}
 
 
 def measure(model, target: str) -> dict:
@@ -50,12 +53,15 @@ def main() -> None:
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--fusion", default="0,1,2")
     parser.add_argument("--layout", default="NHWC,NCHW,auto")
+    parser.add_argument("--batch", type=int, default=1)
     args = parser.parse_args()
     print(f"{'model':<18} {'layout':>6} {'fusion':>6} {'cycles':>12} {'DRAM bytes':>13} "
           f"{'ratio':>7} {'matrix/roof':>11} {'fallback':>10} {'transposes':>10} "
           f"{'seconds':>8}", flush=True)
     for name in args.models.split(","):
-        model = MODELS[name]()
+        if args.batch != 1 and name in EXAMPLE_MODELS:
+            continue
+        model = zoo.MODELS[name](batch=args.batch) if args.batch != 1 else MODELS[name]()
         for layout in args.layout.split(","):
             for fusion in args.fusion.split(","):
                 start = time.perf_counter()

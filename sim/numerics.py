@@ -90,7 +90,8 @@ def activation(x: np.ndarray, kind: str, clip_min=None, clip_max=None) -> np.nda
         raise ValueError(f"unknown activation '{kind}'")
     if x.dtype.kind != "f":
         return np.rint(result).astype(x.dtype)
-    return result.astype(dtype)
+    with np.errstate(over="ignore"):   # to inf, counted by numeric_safety.py
+        return result.astype(dtype)
 
 
 def store(output: np.ndarray, value: np.ndarray) -> None:

@@ -12,15 +12,11 @@ from mlir.dialects import arith, math
 
 from . import builders as b
 from .handler_api import handles
+from .ops_elementwise import exponential_linear
 
 
 def _const(value, like):
     return b.const_like(value, like)
-
-
-def _select_negative(x, negative, positive):
-    below = arith.cmpf(arith.CmpFPredicate.OLT, x, _const(0.0, x))
-    return arith.select(below, negative, positive)
 
 
 def _softplus(x):
@@ -74,9 +70,7 @@ def selu(node):
     gamma = node.attr("gamma", 1.05070102214813232421875)
 
     def body(a):
-        x = a[0]
-        negative = arith.mulf(_const(alpha, x), math.expm1(x))
-        return arith.mulf(_const(gamma, x), _select_negative(x, negative, x))
+        return arith.mulf(_const(gamma, a[0]), exponential_linear(a[0], alpha))
     return [b.elementwise([node.value(0)], body)]
 
 
@@ -85,9 +79,11 @@ def celu(node):
     alpha = node.attr("alpha", 1.0)
 
     def body(a):
-        x = a[0]
-        negative = arith.mulf(_const(alpha, x), math.expm1(arith.divf(x, _const(alpha, x))))
-        return _select_negative(x, negative, x)
+        # max(0, x) + min(0, alpha * (exp(x / alpha) - 1)), as the ONNX reference.
+        x, zero = a[0], _const(0.0, a[0])
+        below = arith.mulf(_const(alpha, x), arith.subf(
+            math.exp(arith.divf(x, _const(alpha, x))), _const(1.0, x)))
+        return arith.addf(arith.maximumf(x, zero), arith.minimumf(below, zero))
     return [b.elementwise([node.value(0)], body)]
 
 

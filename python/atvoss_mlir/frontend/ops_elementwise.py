@@ -175,15 +175,18 @@ def leaky_relu(node):
     return _unary(node, body)
 
 
+def exponential_linear(x, alpha: float):
+    """max(x, 0) + alpha * (exp(min(x, 0)) - 1): ELU as the ONNX reference and
+    onnxruntime compute it (exp - 1, not expm1), without a compare."""
+    zero, one = b.const_like(0.0, x), b.const_like(1.0, x)
+    below = arith.subf(math.exp(arith.minimumf(x, zero)), one)
+    return arith.addf(arith.maximumf(x, zero), arith.mulf(b.const_like(alpha, x), below))
+
+
 @handles("Elu")
 def elu(node):
     alpha = node.attr("alpha", 1.0)
-
-    def body(x):
-        negative = arith.cmpf(arith.CmpFPredicate.OLT, x, b.const_like(0.0, x))
-        scaled = arith.mulf(b.const_like(alpha, x), math.expm1(x))
-        return arith.select(negative, scaled, x)
-    return _unary(node, body)
+    return _unary(node, lambda x: exponential_linear(x, alpha))
 
 
 @handles("PRelu")

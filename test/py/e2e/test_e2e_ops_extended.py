@@ -210,7 +210,8 @@ case("meanvariancenormalization", "MeanVarianceNormalization", {"x": x_nchw})
 
 # -- activations ---------------------------------------------------------------------------------
 for op_type, attributes, opset in (
-        ("Selu", {"alpha": 1.5, "gamma": 1.1}, 17), ("Celu", {"alpha": 0.7}, 17),
+        ("Elu", {"alpha": 0.7}, 17), ("Selu", {"alpha": 1.5, "gamma": 1.1}, 17),
+        ("Celu", {"alpha": 0.7}, 17),
         ("Mish", {}, 18), ("Softsign", {}, 17), ("Shrink", {"lambd": 0.6, "bias": 0.2}, 17),
         ("ThresholdedRelu", {"alpha": 0.3}, 17), ("Sin", {}, 17), ("Cos", {}, 17),
         ("Tan", {}, 17), ("Atan", {}, 17), ("Sinh", {}, 17), ("Cosh", {}, 17),
@@ -252,6 +253,15 @@ def test_trilu_with_a_constant_mask_runs_on_the_vector_unit():
     compiled, _ = compile_and_check(onnx_model, feeds, target)
     assert compiled.fallback_ops == []
     assert '"npu.select"' in str(compiled.module)
+
+
+@pytest.mark.parametrize("name", ["elu-default", "selu-default", "celu-default"])
+def test_exponential_linear_units_run_on_the_vector_unit(name):
+    """max(x, 0) + alpha * (exp(min(x, 0)) - 1), as the ONNX reference writes ELU:
+    no compare, no expm1."""
+    onnx_model, feeds, target = CASES[name]
+    compiled, _ = compile_and_check(onnx_model, feeds, target)
+    assert compiled.fallback_ops == []
 
 
 @pytest.mark.parametrize("name", ["topk$largest-default", "argmax$first_of_ties-default",
