@@ -3,10 +3,12 @@
 __version__ = "0.1.0"
 
 
-def compile(model, target=None, tuning_db=None, calibration=None):  # noqa: A001
+def compile(model, target=None, tuning_db=None, calibration=None,  # noqa: A001
+            input_shapes=None):
     """Compile a model for the NPU: see `atvoss_mlir.compiler.compile`."""
     from .compiler import compile as compile_model
-    return compile_model(model, target, tuning_db=tuning_db, calibration=calibration)
+    return compile_model(model, target, tuning_db=tuning_db, calibration=calibration,
+                         input_shapes=input_shapes)
 
 
 def load(path, target=None):

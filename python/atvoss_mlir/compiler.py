@@ -20,7 +20,7 @@ from mlir import ir
 
 from . import artifact
 from .context import make_context
-from .diagnostics import Diagnostic, DiagnosticError
+from .diagnostics import Diagnostic, DiagnosticError, SourcePosition
 from .passes import PassContext
 from .pipeline import named_pipeline, run_pipeline
 from .target import NpuTarget, parse_target
@@ -142,12 +142,15 @@ class LoadedModel:
 
 
 def load_module(model, context: ir.Context, diagnostics=None, fusion: int = 0,
-                origin: tuple[str, dict[str, int]] | None = None) -> LoadedModel:
+                origin: tuple[str, dict[str, int]] | None = None,
+                input_shapes: dict | None = None) -> LoadedModel:
     """The module, source name and input/output names of an ONNX model or of
     MLIR (text or bytecode, a path or the contents). With `fusion` >= 1 an ONNX
     model's batch normalizations are folded into their convolutions first;
     the remarks go to `diagnostics`. `origin` (path, {node: line}) is the
-    file a rewritten ModelProto comes from, where its nodes are located."""
+    file a rewritten ModelProto comes from, where its nodes are located.
+    `input_shapes` (input name -> dims) fixes an ONNX model's dynamic input
+    dimensions."""
     if _is_onnx(model):
         from .frontend.graph_folds import fold_batchnorm_into_conv
         from .frontend.onnx_importer import import_onnx_model
@@ -160,13 +163,17 @@ def load_module(model, context: ir.Context, diagnostics=None, fusion: int = 0,
                 remarks = remarks + folded
             return proto, remarks
         imported = import_onnx_model(model, context, graph_rewrite=rewrite, named_softmax=True,
-                                     origin=origin)
+                                     origin=origin, input_shapes=input_shapes)
         if diagnostics is not None:
             diagnostics.diagnostics.extend(imported.remarks)
         source = str(model) if isinstance(model, (str, os.PathLike)) else \
             origin[0] if origin is not None else "<onnx>"
         return LoadedModel(imported.module, source, imported.input_names,
                            imported.output_names, imported.input_specs, imported.output_dtypes)
+    if input_shapes:
+        raise DiagnosticError([Diagnostic(
+            "error", "input shapes fix an ONNX model's dynamic dimensions; an MLIR "
+            "function's argument types are its shapes")])
     if isinstance(model, ir.Module):
         data, source = str(model), "-"
     elif isinstance(model, (bytes, bytearray)):
@@ -196,7 +203,8 @@ def _entry_function(module: ir.Module):
                                       module.operation.location)])
 
 
-def _with_precision(model, target: NpuTarget, calibration, remarks: list):
+def _with_precision(model, target: NpuTarget, calibration, remarks: list,
+                    input_shapes: dict | None = None):
     if not _is_onnx(model):
         raise DiagnosticError([Diagnostic(
             "error", f"-precision={target.precision} rewrites ONNX models; this input is MLIR, "
@@ -204,34 +212,44 @@ def _with_precision(model, target: NpuTarget, calibration, remarks: list):
     """The model rewritten for -precision, and its origin for load_module: the
     file it was read from with each rewritten node's line there (None for a
     ModelProto)."""
-    from .frontend.onnx_model import load_model, node_lines
+    from .frontend.onnx_model import input_shapes_problem, load_model, node_lines, \
+        with_input_shapes
     from .quantization.precision import apply_precision
     proto, path = load_model(model)
+    if input_shapes:   # static before onnxruntime's quantiser sees the model
+        problem = input_shapes_problem(proto, input_shapes)
+        if problem:
+            raise DiagnosticError([Diagnostic(
+                "error", problem, position=SourcePosition(path, 1, 1) if path else None)])
+        proto = with_input_shapes(proto, input_shapes)
     rewritten = apply_precision(proto, target, calibration, path, remarks)
     return rewritten, (path, node_lines(proto, rewritten)) if path is not None else None
 
 
 def compile(model, target: str | NpuTarget | None = None,  # noqa: A001
-            tuning_db: str | None = None, calibration=None) -> CompiledModel:
+            tuning_db: str | None = None, calibration=None,
+            input_shapes: dict | None = None) -> CompiledModel:
     """Compile `model` (ONNX ModelProto or path, MLIR text or path, or an
     ir.Module) for `target`; raises DiagnosticError with located diagnostics.
     With `tuning_db` (a path written by `atvoss tune`), each op whose signature
     has a record for this target takes its best measured schedule.
     `calibration` (an .npz path or {input name: samples}) feeds
-    -precision=int8|mixed."""
+    -precision=int8|mixed. `input_shapes` ({input name: dims}) fixes an ONNX
+    model's dynamic input dimensions (a batch exported as 'N')."""
     target = target if isinstance(target, NpuTarget) else parse_target(target)
     pass_context = PassContext(target=target)
     rewritten = origin = None
     if target.precision != "fp32":
         rewritten, origin = _with_precision(model, target, calibration,
-                                            pass_context.diagnostics.diagnostics)
+                                            pass_context.diagnostics.diagnostics, input_shapes)
         model = rewritten
     context = make_context()
     if tuning_db is not None:
         from .tuning.database import TuningDatabase, tuned_lookup
         pass_context.tuned_schedule = tuned_lookup(TuningDatabase(tuning_db, create=False),
                                                    target)
-    loaded = load_module(model, context, pass_context.diagnostics, target.fusion, origin)
+    loaded = load_module(model, context, pass_context.diagnostics, target.fusion, origin,
+                         input_shapes)
     module = loaded.module
     run_pipeline(module, named_pipeline(PIPELINE), pass_context)
     remarks = [d for d in pass_context.diagnostics.diagnostics if d.severity == "remark"]

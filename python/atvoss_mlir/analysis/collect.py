@@ -48,8 +48,9 @@ def is_program(path: str) -> bool:
 
 
 def profile_file(path: str, target: NpuTarget | None, *, with_advice: bool = True,
-                 progress=None) -> Profiled:
-    """The profile of a model or program file; raises DiagnosticError."""
+                 progress=None, input_shapes: dict | None = None) -> Profiled:
+    """The profile of a model or program file (`input_shapes` fixes a model's
+    dynamic input dimensions); raises DiagnosticError."""
     from ..compiler import compile as compile_model
     from ..compiler import load
     stage = progress or (lambda name, work: work())
@@ -59,7 +60,8 @@ def profile_file(path: str, target: NpuTarget | None, *, with_advice: bool = Tru
                                           position=SourcePosition(path, 1, 1))])
     model = not is_program(path)
     if model:
-        compiled = stage("compile", lambda: compile_model(path, target))
+        compiled = stage("compile", lambda: compile_model(path, target,
+                                                          input_shapes=input_shapes))
     else:
         compiled = load(path, target)
     stage("simulate", lambda: compiled.run(None, timing_only=True, trace=True))
@@ -69,7 +71,8 @@ def profile_file(path: str, target: NpuTarget | None, *, with_advice: bool = Tru
     if with_advice:
         def estimate(other: NpuTarget) -> dict:
             try:
-                return estimated_cycles_by_node(compile_model(path, other).remarks, source)
+                return estimated_cycles_by_node(
+                    compile_model(path, other, input_shapes=input_shapes).remarks, source)
             except Exception:  # noqa: BLE001 - an option that does not compile has no estimate
                 return {}
         stage("advice", lambda: advise(profile, compiled.target, estimate if model else None,

@@ -51,8 +51,8 @@ from .handler_api import (FOLDERS, HANDLERS, Folder, Handler, ImportFailure,  # 
                           Node, folds, handles)
 from .onnx_functions import function_body
 from .onnx_model import (MAX_OPSET, MIN_OPSET, arity_problem, attribute_problem,
-                         default_opset, inferred_shapes, live_nodes, load_model, opset_problem,
-                         with_input_shapes)
+                         default_opset, inferred_shapes, input_shapes_problem, live_nodes,
+                         load_model, opset_problem, with_input_shapes)
 
 
 def _element_type(elem_type: int) -> ir.Type | None:
@@ -196,8 +196,12 @@ class GraphImporter:
         for dim in tensor_type.shape.dim:
             if not dim.HasField("dim_value"):
                 symbol = dim.dim_param or "?"
+                static = ",".join(str(d.dim_value) if d.HasField("dim_value") else "N"
+                                  for d in tensor_type.shape.dim)
                 raise self.error(f"graph input '{info.name}' has the dynamic dimension "
-                                 f"'{symbol}': give static shapes with input_shapes=")
+                                 f"'{symbol}': give its shape, e.g. --input-shape "
+                                 f"{info.name}={static} (input_shapes= in Python) with N "
+                                 f"a number")
             shape.append(dim.dim_value)
         return b.tensor_type(shape, element_type)
 
@@ -379,6 +383,10 @@ def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None
             input_shapes: dict[str, list[int]] | None, weights: str,
             named_softmax: bool = False, lines: dict[str, int] | None = None) -> ir.Module:
     if input_shapes:
+        problem = input_shapes_problem(model, input_shapes)
+        if problem:
+            raise DiagnosticError([Diagnostic(
+                "error", problem, position=SourcePosition(path, 1, 1) if path else None)])
         model = with_input_shapes(model, input_shapes)
     problem = opset_problem(model)
     if problem:

@@ -130,6 +130,29 @@ def attribute_problem(proto: onnx.NodeProto, opset: int) -> str | None:
     return None
 
 
+def input_shapes_problem(model: onnx.ModelProto, input_shapes: dict) -> str | None:
+    """Why `input_shapes` (input name -> dims) cannot fix the model's input
+    shapes: an unknown input, another rank, a dim that is not positive or that
+    the model gives another static size; None when they can."""
+    initializers = {i.name for i in model.graph.initializer}
+    inputs = {i.name: i for i in model.graph.input if i.name not in initializers}
+    for name, dims in input_shapes.items():
+        if name not in inputs:
+            return f"input shape for '{name}', which is not an input of the model (its " \
+                   f"inputs: {', '.join(inputs) or 'none'})"
+        declared = inputs[name].type.tensor_type.shape.dim
+        if len(dims) != len(declared):
+            return f"input '{name}' has rank {len(declared)}, the shape given " \
+                   f"{list(dims)} rank {len(dims)}"
+        for axis, (size, dim) in enumerate(zip(dims, declared)):
+            if int(size) <= 0:
+                return f"input '{name}': dimension {axis} must be positive, not {size}"
+            if dim.HasField("dim_value") and dim.dim_value != int(size):
+                return f"input '{name}': dimension {axis} is {dim.dim_value} in the model, " \
+                       f"the shape given says {size}"
+    return None
+
+
 def with_input_shapes(model: onnx.ModelProto, input_shapes: dict) -> onnx.ModelProto:
     model = onnx.ModelProto.FromString(model.SerializeToString())
     for info in model.graph.input:

@@ -64,6 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     importer.add_argument("-o", dest="output", default="-")
     importer.add_argument("--emit", choices=EMIT_FORMATS, help=EMIT_HELP)
     importer.add_argument("--debug-info", action="store_true", help="print op locations")
+    add_input_shape_option(importer)
 
     for name, help_text in (("compile", "ONNX or MLIR -> npu program"),
                             ("run", "compile, simulate, and optionally check against onnxruntime")):
@@ -78,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
                                       "(default: the user's, when it exists)")
         sub.add_argument("--calibration", metavar="NPZ",
                          help="calibration samples by input name, for -precision=int8|mixed")
+        add_input_shape_option(sub)
         if name == "compile":
             sub.add_argument("-o", dest="output", default="-",
                              help="output file: .mlirbc writes bytecode, else text")
@@ -99,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     profile.add_argument("model", nargs="?",
                          help=".onnx or .mlir model, or a compiled program (.mlir, .mlirbc)")
     profile.add_argument("--target", default=None, help="'npu -name=value ...'")
+    add_input_shape_option(profile)
     profile.add_argument("--html", help="write a self-contained HTML report here")
     profile.add_argument("--json", action="store_true",
                          help="print the simulator's report with per-node entries as JSON")
@@ -142,6 +145,28 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_input_shape_option(parser) -> None:
+    parser.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...",
+                        help="the shape of an ONNX input with dynamic dimensions "
+                             "(a batch exported as 'N'); repeat per input")
+
+
+def input_shapes_of(args) -> dict[str, list[int]] | None:
+    """--input-shape NAME=D0,D1,... options as {name: dims}."""
+    shapes = {}
+    for text in getattr(args, "input_shape", None) or []:
+        name, _, dims = text.rpartition("=")
+        try:
+            parsed = [int(d) for d in dims.split(",")]
+        except ValueError:
+            parsed = None
+        if not name or not parsed:
+            raise CommandLineError(f"invalid --input-shape '{text}': expected "
+                                   f"NAME=D0,D1,... (integers)")
+        shapes[name] = parsed
+    return shapes or None
+
+
 def _write(path: str, text: str) -> None:
     write_output(path, text if path != "-" or text.endswith("\n") else text + "\n")
 
@@ -161,7 +186,8 @@ def _compile(args, progress: Progress):
         print(f"{args.calibration}: note: --calibration is unused at "
               f"-precision={target.precision}", file=sys.stderr)
     compiled = progress.stage("compile", lambda: compile_model(
-        args.model, target, tuning_db=database, calibration=args.calibration))
+        args.model, target, tuning_db=database, calibration=args.calibration,
+        input_shapes=input_shapes_of(args)))
     if args.remarks:
         for remark in compiled.remarks:
             print(remark.format(compiled.source_name), file=sys.stderr)
@@ -393,7 +419,8 @@ def _profile(args, progress: Progress) -> int:
             sides = [(first, first, target), (second, second, target)]
         else:
             raise CommandLineError("--compare takes two targets ('npu ...') or two files")
-        profiled = [profile_file(path, target, with_advice=False, progress=progress.stage)
+        profiled = [profile_file(path, target, with_advice=False, progress=progress.stage,
+                                 input_shapes=input_shapes_of(args))
                     for _, path, target in sides]
         labels = [label for label, _, _ in sides]
         check_same_graph(*profiled, labels)
@@ -405,7 +432,7 @@ def _profile(args, progress: Progress) -> int:
         raise CommandLineError("profile needs a model or a program (or --compare A B)")
     target = _parse_target_option(args.target) if args.target else None
     profiled = profile_file(args.model, target, with_advice=not args.no_advice,
-                            progress=progress.stage)
+                            progress=progress.stage, input_shapes=input_shapes_of(args))
     profile = profiled.profile
     if args.trace:
         _write(args.trace, json.dumps(profiled.result.chrome_trace()))
@@ -423,7 +450,8 @@ def run(argv: list[str]) -> int:
     args = _parser().parse_args(normalize_argv(argv))
     if args.command == "import":
         from ..frontend.onnx_importer import import_onnx
-        write_program(import_onnx(args.model), args.output, args.emit,
+        write_program(import_onnx(args.model, input_shapes=input_shapes_of(args)), args.output,
+                      args.emit,
                       debug_info=args.debug_info)
         return 0
     if args.command == "quantize":

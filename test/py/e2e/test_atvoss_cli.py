@@ -182,3 +182,52 @@ def test_import_output_parses_with_atvoss_opt(models, tmp_path, capsys):
     a, b = randn(3, 5), randn(5, 4, seed=1)
     (result,) = compiled.run({"arg0": a, "arg1": b}).values()
     np.testing.assert_allclose(result, a @ b, rtol=1e-5, atol=1e-6)
+
+
+def dynamic_batch_model(path) -> str:
+    """A conv and relu whose batch is exported as the dynamic dimension 'N'."""
+    from onnx import TensorProto, numpy_helper
+    weights = numpy_helper.from_array(randn(8, 3, 3, 3, seed=1), "w")
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+         helper.make_node("Relu", ["c"], ["y"], name="relu")], "dynamic",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8, 16, 16])], [weights])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
+                                ir_version=8), path)
+    return str(path)
+
+
+def test_dynamic_dimensions_take_the_shape_given(tmp_path, capsys):
+    path = dynamic_batch_model(tmp_path / "dynamic.onnx")
+    result = atvoss("run", "dynamic.onnx", cwd=tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "dynamic.onnx:1:1: error: graph input 'x' has the dynamic dimension 'N': give its " \
+           "shape, e.g. --input-shape x=N,3,16,16" in result.stderr
+    result = atvoss("run", "dynamic.onnx", "--input-shape", "x=2,3,16,16", "--check",
+                    cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"check y: .*\(ok\)", result.stdout + result.stderr), result.stderr
+    compiled = atvoss_mlir.compile(path, input_shapes={"x": [3, 3, 16, 16]})
+    assert compiled.input_specs[0].shape == (3, 3, 16, 16)
+    outputs = compiled.run({"x": randn(3, 3, 16, 16)})
+    assert outputs["y"].shape == (3, 8, 16, 16)
+    assert atvoss_main(["profile", path, "--input-shape", "x=1,3,16,16", "--no-advice",
+                        "-q"]) == 0
+    assert "roofline cycles" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("shape,message", [
+    ("x=2,4,16,16", "dynamic.onnx:1:1: error: input 'x': dimension 1 is 3 in the model, the "
+                    "shape given says 4"),
+    ("z=2,3,16,16", "dynamic.onnx:1:1: error: input shape for 'z', which is not an input of "
+                    "the model (its inputs: x)"),
+    ("x=2,3", "dynamic.onnx:1:1: error: input 'x' has rank 4, the shape given [2, 3] rank 2"),
+    ("x=0,3,16,16", "dynamic.onnx:1:1: error: input 'x': dimension 0 must be positive, not 0"),
+    ("x=two", "<command-line>:1:1: error: invalid --input-shape 'x=two': expected "
+              "NAME=D0,D1,... (integers)")])
+def test_input_shapes_that_do_not_fit_are_clear_errors(tmp_path, shape, message):
+    dynamic_batch_model(tmp_path / "dynamic.onnx")
+    result = atvoss("compile", "dynamic.onnx", "--input-shape", shape, cwd=tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert message in result.stderr, result.stderr

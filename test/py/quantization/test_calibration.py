@@ -368,7 +368,8 @@ def test_compile_and_run_pass_calibration_to_compile(files, tmp_path, monkeypatc
     # The option reaches compile() as given.
     seen = []
 
-    def compile_stub(model, target, tuning_db=None, calibration=None):
+    def compile_stub(model, target, tuning_db=None, calibration=None, input_shapes=None):
+        assert input_shapes is None   # no --input-shape given
         seen.append(calibration)
         raise DiagnosticError([])
 
