@@ -235,7 +235,8 @@ def compile(model, target: str | NpuTarget | None = None,  # noqa: A001
     has a record for this target takes its best measured schedule.
     `calibration` (an .npz path or {input name: samples}) feeds
     -precision=int8|mixed. `input_shapes` ({input name: dims}) fixes an ONNX
-    model's dynamic input dimensions (a batch exported as 'N')."""
+    model's dynamic input dimensions (a batch exported as 'N'); those of inputs
+    it does not name are compiled as 1, which a remark says."""
     target = target if isinstance(target, NpuTarget) else parse_target(target)
     pass_context = PassContext(target=target)
     rewritten = origin = None

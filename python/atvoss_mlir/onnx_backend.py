@@ -136,7 +136,13 @@ class NpuBackendRep(BackendRep):
         self.output_names = [o.name for o in model.graph.output]
         self.bound_names = shape_deciding_inputs(model)
         self.bound: dict[str, np.ndarray] | None = None
-        self.compiled = None if self.bound_names else compile_model(model, target)
+        # Inputs with dynamic dimensions: compiled for each run's shapes of them.
+        self.dynamic = [i.name for i in model.graph.input if i.name not in initializers
+                        and not all(d.HasField("dim_value")
+                                    for d in i.type.tensor_type.shape.dim)]
+        self.by_shapes: dict = {}
+        self.compiled = None if self.bound_names or self.dynamic \
+            else compile_model(model, target)
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
         if kwargs:
@@ -144,15 +150,28 @@ class NpuBackendRep(BackendRep):
         given = self._by_name(inputs)
         specs = [s for s in self.inputs if s.name in self.bound_names]
         values, _ = check_inputs(specs, {n: given[n] for n in self.bound_names if n in given})
-        if self.compiled is None:
+        if self.bound is None and self.bound_names:
             self.bound = values
-            self.compiled = self._compile_model(_bound_model(self.model, values), self.target)
-        else:
+        elif self.bound_names:
             self._check_bound(values)
+        if self.compiled is None or self.dynamic:
+            self.compiled = self._compiled_for(given)
         outputs = self.compiled.run({n: given[n] for n in self.compiled.input_names
                                      if n in given})
         return namedtupledict("Outputs", self.output_names)(
             *[outputs[name] for name in self.output_names])
+
+    def _compiled_for(self, given: dict) -> Any:
+        """The model compiled with its bound inputs and this run's shapes of the
+        inputs with dynamic dimensions (once per distinct shapes)."""
+        shapes = {name: [int(d) for d in np.shape(given[name])]
+                  for name in self.dynamic if name in given and name not in self.bound_names}
+        key = tuple((name, tuple(dims)) for name, dims in shapes.items())
+        if key not in self.by_shapes:
+            model = _bound_model(self.model, self.bound) if self.bound_names else self.model
+            self.by_shapes[key] = self._compile_model(model, self.target,
+                                                      input_shapes=shapes or None)
+        return self.by_shapes[key]
 
     def _by_name(self, inputs) -> dict[str, Any]:
         names = [s.name for s in self.inputs]

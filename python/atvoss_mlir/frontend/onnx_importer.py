@@ -51,8 +51,9 @@ from .handler_api import (FOLDERS, HANDLERS, Folder, Handler, ImportFailure,  # 
                           Node, folds, handles)
 from .onnx_functions import function_body
 from .onnx_model import (MAX_OPSET, MIN_OPSET, arity_problem, attribute_problem,
-                         default_opset, inferred_shapes, input_shapes_problem, live_nodes,
-                         load_model, opset_problem, with_input_shapes)
+                         default_input_shapes, default_opset, inferred_shapes,
+                         input_shapes_problem, live_nodes, load_model, opset_problem,
+                         with_input_shapes)
 
 
 def _element_type(elem_type: int) -> ir.Type | None:
@@ -324,8 +325,8 @@ def import_onnx(model_or_path, context: ir.Context | None = None, *,
     """Import an ONNX model (a ModelProto or a file path) as an MLIR module
     holding `func.func @main` over linalg/tensor/arith on static tensors.
 
-    `input_shapes` fixes the dynamic dimensions of graph inputs by name.
-    `weights` is "dense" (DenseElementsAttr, the default) or "resource"
+    `input_shapes` fixes the dynamic dimensions of graph inputs by name; those
+    of other inputs are 1 (with a remark). `weights` is "dense" (DenseElementsAttr, the default) or "resource"
     (dense_resource blobs). Raises DiagnosticError, located at the ONNX node,
     for anything that cannot be imported.
     """
@@ -371,6 +372,14 @@ def import_onnx_model(model_or_path, context: ir.Context | None = None, *,
     input_names = [i.name for i in model.graph.input if i.name not in initializers]
     output_names = [o.name for o in model.graph.output]
     from ..inputs import InputSpec, onnx_input_spec
+    if input_shapes:   # checked before defaults are added to them
+        problem = input_shapes_problem(model, input_shapes)
+        if problem:
+            raise DiagnosticError([Diagnostic(
+                "error", problem, position=SourcePosition(path, 1, 1) if path else None)])
+    input_shapes, defaulted = default_input_shapes(model, input_shapes)
+    remarks = remarks + [Diagnostic("remark", message, position=SourcePosition(path, 1, 1)
+                                    if path else None) for message in defaulted]
     module = _import(model, path, context, input_shapes, weights, named_softmax, lines)
     specs = [onnx_input_spec(i) for i in model.graph.input if i.name not in initializers]
     specs = [InputSpec(s.name, tuple(input_shapes[s.name]), s.dtype)
@@ -383,10 +392,6 @@ def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None
             input_shapes: dict[str, list[int]] | None, weights: str,
             named_softmax: bool = False, lines: dict[str, int] | None = None) -> ir.Module:
     if input_shapes:
-        problem = input_shapes_problem(model, input_shapes)
-        if problem:
-            raise DiagnosticError([Diagnostic(
-                "error", problem, position=SourcePosition(path, 1, 1) if path else None)])
         model = with_input_shapes(model, input_shapes)
     problem = opset_problem(model)
     if problem:

@@ -153,6 +153,25 @@ def input_shapes_problem(model: onnx.ModelProto, input_shapes: dict) -> str | No
     return None
 
 
+def default_input_shapes(model: onnx.ModelProto, input_shapes: dict | None) -> tuple:
+    """`input_shapes` with every input that has a dynamic dimension and no shape
+    given at its shape with those dimensions 1, and one message per such input."""
+    shapes, messages = dict(input_shapes or {}), []
+    initializers = {i.name for i in model.graph.initializer}
+    for info in model.graph.input:
+        dims = info.type.tensor_type.shape.dim
+        if info.name in initializers or info.name in shapes or \
+                all(d.HasField("dim_value") for d in dims):
+            continue
+        shapes[info.name] = [d.dim_value if d.HasField("dim_value") else 1 for d in dims]
+        symbols = ", ".join(f"'{d.dim_param or '?'}'" for d in dims if not d.HasField("dim_value"))
+        given = ",".join(str(d) for d in shapes[info.name])
+        messages.append(f"input '{info.name}' has the dynamic dimension(s) {symbols}: compiled "
+                        f"for 1 ({info.name}={given}; --input-shape or input_shapes= for "
+                        f"another size)")
+    return shapes, messages
+
+
 def with_input_shapes(model: onnx.ModelProto, input_shapes: dict) -> onnx.ModelProto:
     model = onnx.ModelProto.FromString(model.SerializeToString())
     for info in model.graph.input:

@@ -193,7 +193,9 @@ def _compile(args, progress: Progress):
             print(remark.format(compiled.source_name), file=sys.stderr)
     if args.explain:
         print(explain(compiled.remarks, compiled.source_name), file=sys.stderr)
-    for line in compiled.fallback_ops:
+    dynamic = [r.format(compiled.source_name) for r in compiled.remarks
+               if "has the dynamic dimension" in r.message]
+    for line in compiled.fallback_ops + dynamic:
         if not args.remarks:
             print(line, file=sys.stderr)
     return compiled

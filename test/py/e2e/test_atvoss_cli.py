@@ -198,12 +198,13 @@ def dynamic_batch_model(path) -> str:
     return str(path)
 
 
-def test_dynamic_dimensions_take_the_shape_given(tmp_path, capsys):
+def test_dynamic_dimensions_take_the_shape_given_else_1(tmp_path, capsys):
     path = dynamic_batch_model(tmp_path / "dynamic.onnx")
-    result = atvoss("run", "dynamic.onnx", cwd=tmp_path)
-    assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert "dynamic.onnx:1:1: error: graph input 'x' has the dynamic dimension 'N': give its " \
-           "shape, e.g. --input-shape x=N,3,16,16" in result.stderr
+    result = atvoss("run", "dynamic.onnx", "--check", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "dynamic.onnx:1:1: remark: input 'x' has the dynamic dimension(s) 'N': compiled " \
+           "for 1 (x=1,3,16,16; --input-shape or input_shapes= for another size)" \
+        in result.stderr
     result = atvoss("run", "dynamic.onnx", "--input-shape", "x=2,3,16,16", "--check",
                     cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -215,6 +216,20 @@ def test_dynamic_dimensions_take_the_shape_given(tmp_path, capsys):
     assert atvoss_main(["profile", path, "--input-shape", "x=1,3,16,16", "--no-advice",
                         "-q"]) == 0
     assert "roofline cycles" in capsys.readouterr().out
+    assert atvoss_mlir.compile(path).input_specs[0].shape == (1, 3, 16, 16)
+
+
+def test_the_onnx_backend_compiles_dynamic_inputs_at_each_runs_shapes(tmp_path):
+    from atvoss_mlir import onnx_backend
+    from onnx_testing import reference
+    onnx_model = onnx.load(dynamic_batch_model(tmp_path / "dynamic.onnx"))
+    rep = onnx_backend.prepare(onnx_model)
+    for batch in (2, 1, 2):
+        x = randn(batch, 3, 16, 16, seed=batch)
+        (got,) = rep.run([x])
+        np.testing.assert_allclose(got, reference(onnx_model, {"x": x})[0], rtol=1e-4,
+                                   atol=1e-5)
+    assert len(rep.by_shapes) == 2
 
 
 @pytest.mark.parametrize("shape,message", [

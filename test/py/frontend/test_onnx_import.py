@@ -130,11 +130,18 @@ def test_opset_newer_than_installed_onnx_names_the_version(tmp_path):
         f"onnx {onnx.__version__}" in message
 
 
-def test_dynamic_dimension_needs_input_shapes():
+def test_dynamic_dimension_takes_input_shapes_else_1():
+    from atvoss_mlir.frontend.onnx_importer import import_onnx_model
     onnx_model = single("Relu", {"x": ["N", 3]}, ["N", 3])
-    assert "dynamic dimension 'N'" in str(error_of(lambda: import_onnx(onnx_model)))
+    imported = import_onnx_model(onnx_model)
+    assert "tensor<1x3xf32>" in str(imported.module)
+    assert [r.message for r in imported.remarks] == [
+        "input 'x' has the dynamic dimension(s) 'N': compiled for 1 (x=1,3; --input-shape or "
+        "input_shapes= for another size)"]
     module = import_onnx(onnx_model, input_shapes={"x": [2, 3]})
     assert "tensor<2x3xf32>" in str(module)
+    assert "has rank 2, the shape given [2] rank 1" in str(
+        error_of(lambda: import_onnx(onnx_model, input_shapes={"x": [2]})))
 
 
 # -- models --------------------------------------------------------------------------------
