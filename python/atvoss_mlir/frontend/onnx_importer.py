@@ -326,9 +326,10 @@ def import_onnx(model_or_path, context: ir.Context | None = None, *,
     holding `func.func @main` over linalg/tensor/arith on static tensors.
 
     `input_shapes` fixes the dynamic dimensions of graph inputs by name; those
-    of other inputs are 1 (with a remark). `weights` is "dense" (DenseElementsAttr, the default) or "resource"
-    (dense_resource blobs). Raises DiagnosticError, located at the ONNX node,
-    for anything that cannot be imported.
+    of other inputs are 1 (with a remark). `weights` is "dense"
+    (DenseElementsAttr, the default) or "resource" (dense_resource blobs).
+    Raises DiagnosticError, located at the ONNX node, for anything that cannot
+    be imported.
     """
     return import_onnx_model(model_or_path, context, input_shapes=input_shapes,
                              weights=weights).module

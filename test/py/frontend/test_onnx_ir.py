@@ -153,7 +153,8 @@ def test_gather_by_runtime_indices_copies_a_slice_per_index():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2, 5, 4])])
     text = import_onnx_text(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
                                               ir_version=8))
-    filecheck(text, r"tensor.collapse_shape %arg1 \[\[0, 1\]\] : tensor<2x5xi64> into tensor<10xi64>",
+    filecheck(text,
+              r"tensor.collapse_shape %arg1 \[\[0, 1\]\] : tensor<2x5xi64> into tensor<10xi64>",
               r"scf.for %arg2 = %c0 to %c10 step %c1 iter_args",
               r"tensor.extract %collapsed\[%arg2\] : tensor<10xi64>",
               r"arith.cmpi slt", r"arith.addi .*c20", r"arith.select",
