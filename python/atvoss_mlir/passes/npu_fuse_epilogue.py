@@ -38,7 +38,8 @@ from ..recipes.tile_ir import static
 from ..frontend.builders import concat, empty, extract_slice
 from ..recipes.problem import (ACTIVATION_ATTR, RESIDUAL_START_ATTR, Unsupported,
                                indexing_maps, ins_outs, is_reduction)
-from ..recipes.vector_body import ActivationStep, BinaryStep, Ref, body_program
+from ..recipes.vector_body import body_program
+from ..recipes.vector_steps import ActivationStep, BinaryStep, Ref
 
 PRODUCERS = ("linalg.matmul", "linalg.batch_matmul", "linalg.conv_2d_nhwc_hwcf",
              "linalg.depthwise_conv_2d_nhwc_hwc")

@@ -20,10 +20,10 @@ from .problem import (INIT_ATTR, VECTOR_TYPES, LoopDim, OperandTile, Recipe, Til
                       static_shape, type_name, vector_cycles, vector_kind_cycles)
 from .sram_ops import full_rank_view, in_sram, scratch, sram_buffer, view_sizes
 from .tile_ir import static, subview
-from .vector_body import (COMMUTATIVE, FLOAT_TYPES, SWAPPED, ActivationStep, BinaryStep,
-                          CompareStep, CopyStep, QuantizedAddStep, QuantizeStep, Ref, SelectStep,
-                          body_program,
-                          step_constants)
+from .vector_body import body_program
+from .vector_steps import (COMMUTATIVE, FLOAT_TYPES, SWAPPED, ActivationStep, BinaryStep,
+                           CompareStep, CopyStep, QuantizedAddStep, QuantizeStep, Ref, SelectStep,
+                           numbered, step_constants)
 
 NAMED_BINARY = {"linalg.add": "add", "linalg.sub": "sub", "linalg.mul": "mul",
                 "linalg.max": "max", "linalg.min": "min"}
@@ -170,7 +170,7 @@ def elementwise_problem(op, target) -> TilingProblem:
         raise Unsupported(f"element type {element} on the vector unit")
     converts = steps == [CopyStep(Ref("in", 0))] and len(inputs) == 1 \
         and {type_name(inputs[0]), element} <= set(FLOAT_TYPES) - {"f64"}
-    # A quantisation step checked its own types (vector_body.quantization_step).
+    # A quantisation step checked its own types (quantized_body.quantization_step).
     converts = converts or isinstance(steps[0], (QuantizeStep, QuantizedAddStep))
     conditions = {s.condition.value for s in steps if isinstance(s, SelectStep)}
     windows = shared_windows(inputs, maps) if op.name == "linalg.generic" else {}
@@ -234,15 +234,9 @@ def check_broadcasts(steps, broadcast_inputs: set[int]) -> list:
     subtraction adds the negation). Returns the steps."""
     def broadcast(ref):
         return ref.source == "in" and ref.value in broadcast_inputs
-    checked, renamed = [], {}   # the steps, and the new name of each old result
-
-    def rename(step):
-        changes = {f.name: renamed.get(getattr(step, f.name), getattr(step, f.name))
-                   for f in dataclasses.fields(step) if f.name != "result"
-                   and isinstance(getattr(step, f.name), Ref)}
-        return dataclasses.replace(step, **changes)
+    checked = []
     for step in steps:
-        step = rename(step)
+        step = dataclasses.replace(step)
         if isinstance(step, (BinaryStep, CompareStep)):
             if broadcast(step.lhs):
                 full_rhs = step.rhs.source == "tmp" or (step.rhs.source == "in"
@@ -253,7 +247,8 @@ def check_broadcasts(steps, broadcast_inputs: set[int]) -> list:
                 elif step.kind in COMMUTATIVE and full_rhs:
                     step.lhs, step.rhs = step.rhs, step.lhs
                 elif isinstance(step, BinaryStep) and step.kind == "sub" and full_rhs:
-                    negated = Ref("tmp", len(checked))
+                    # A name no step has; `numbered` gives it its place.
+                    negated = Ref("tmp", -1 - len(checked))
                     checked.append(ActivationStep("neg", step.rhs, negated))
                     step = BinaryStep("add", negated, step.lhs, step.result)
                 else:
@@ -262,12 +257,8 @@ def check_broadcasts(steps, broadcast_inputs: set[int]) -> list:
                 raise Unsupported("an elementwise op between two broadcast operands")
         elif isinstance(step, ActivationStep) and broadcast(step.source):
             raise Unsupported("an activation of a broadcast operand")
-        result = getattr(step, "result", None)
-        if result is not None and result.source == "tmp":
-            renamed[result] = Ref("tmp", len(checked))
-            step = dataclasses.replace(step, result=renamed[result])
         checked.append(step)
-    return checked
+    return numbered(checked)
 
 
 def broadcast_problem(op, target) -> TilingProblem:

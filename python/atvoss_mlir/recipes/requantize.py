@@ -21,7 +21,7 @@ from .. import machine_model
 from .absorbed import VIEWS, fresh_buffer, ops_before, touches
 from .problem import (REQUANTIZE, OperandTile, Tiled, TilingProblem, indexing_maps, ins_outs,
                       tile_nest_root, type_name)
-from .vector_body import quantization_step, quantized_add_step
+from .quantized_body import quantization_step, quantized_add_step
 
 # The key of problem.details for a quantised residual add folded in after the
 # requantisation: (its QuantizedAddStep, whether the op's result is its lhs).
