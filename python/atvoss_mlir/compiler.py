@@ -20,7 +20,7 @@ from mlir import ir
 
 from . import artifact
 from .context import make_context
-from .diagnostics import Diagnostic, DiagnosticError, SourcePosition
+from .diagnostics import Diagnostic, DiagnosticError
 from .passes import PassContext
 from .pipeline import named_pipeline, run_pipeline
 from .target import NpuTarget, parse_target
@@ -212,15 +212,12 @@ def _with_precision(model, target: NpuTarget, calibration, remarks: list,
     """The model rewritten for -precision, and its origin for load_module: the
     file it was read from with each rewritten node's line there (None for a
     ModelProto)."""
-    from .frontend.onnx_model import input_shapes_problem, load_model, node_lines, \
+    from .frontend.onnx_model import check_input_shapes, load_model, node_lines, \
         with_input_shapes
     from .quantization.precision import apply_precision
     proto, path = load_model(model)
     if input_shapes:   # static before onnxruntime's quantiser sees the model
-        problem = input_shapes_problem(proto, input_shapes)
-        if problem:
-            raise DiagnosticError([Diagnostic(
-                "error", problem, position=SourcePosition(path, 1, 1) if path else None)])
+        check_input_shapes(proto, input_shapes, path)
         proto = with_input_shapes(proto, input_shapes)
     rewritten = apply_precision(proto, target, calibration, path, remarks)
     return rewritten, (path, node_lines(proto, rewritten)) if path is not None else None

@@ -51,8 +51,8 @@ from .handler_api import (FOLDERS, HANDLERS, Folder, Handler, ImportFailure,  # 
                           Node, folds, handles)
 from .onnx_functions import function_body
 from .onnx_model import (MAX_OPSET, MIN_OPSET, arity_problem, attribute_problem,
-                         default_input_shapes, default_opset, inferred_shapes,
-                         input_shapes_problem, live_nodes, load_model, opset_problem,
+                         check_input_shapes, default_input_shapes, default_opset,
+                         inferred_shapes, live_nodes, load_model, opset_problem,
                          with_input_shapes)
 
 
@@ -193,18 +193,8 @@ class GraphImporter:
         if not info.type.HasField("tensor_type") or element_type is None:
             raise self.error(f"graph input '{info.name}': only tensors of numeric types "
                              f"are supported")
-        shape = []
-        for dim in tensor_type.shape.dim:
-            if not dim.HasField("dim_value"):
-                symbol = dim.dim_param or "?"
-                static = ",".join(str(d.dim_value) if d.HasField("dim_value") else "N"
-                                  for d in tensor_type.shape.dim)
-                raise self.error(f"graph input '{info.name}' has the dynamic dimension "
-                                 f"'{symbol}': give its shape, e.g. --input-shape "
-                                 f"{info.name}={static} (input_shapes= in Python) with N "
-                                 f"a number")
-            shape.append(dim.dim_value)
-        return b.tensor_type(shape, element_type)
+        # Static: import_onnx_model fixed every dynamic dimension (default_input_shapes).
+        return b.tensor_type([dim.dim_value for dim in tensor_type.shape.dim], element_type)
 
     def _import_node(self, index: int, proto: onnx.NodeProto) -> None:
         name = proto.name or f"{proto.op_type}_{index}"
@@ -373,11 +363,7 @@ def import_onnx_model(model_or_path, context: ir.Context | None = None, *,
     input_names = [i.name for i in model.graph.input if i.name not in initializers]
     output_names = [o.name for o in model.graph.output]
     from ..inputs import InputSpec, onnx_input_spec
-    if input_shapes:   # checked before defaults are added to them
-        problem = input_shapes_problem(model, input_shapes)
-        if problem:
-            raise DiagnosticError([Diagnostic(
-                "error", problem, position=SourcePosition(path, 1, 1) if path else None)])
+    check_input_shapes(model, input_shapes, path)   # before defaults are added to them
     input_shapes, defaulted = default_input_shapes(model, input_shapes)
     remarks = remarks + [Diagnostic("remark", message, position=SourcePosition(path, 1, 1)
                                     if path else None) for message in defaulted]

@@ -153,6 +153,15 @@ def input_shapes_problem(model: onnx.ModelProto, input_shapes: dict) -> str | No
     return None
 
 
+def check_input_shapes(model: onnx.ModelProto, input_shapes: dict | None,
+                       path: str | None) -> None:
+    """Raise input_shapes_problem as an error located at the model file."""
+    problem = input_shapes_problem(model, input_shapes) if input_shapes else None
+    if problem:
+        raise DiagnosticError([Diagnostic(
+            "error", problem, position=SourcePosition(path, 1, 1) if path else None)])
+
+
 def default_input_shapes(model: onnx.ModelProto, input_shapes: dict | None) -> tuple:
     """`input_shapes` with every input that has a dynamic dimension and no shape
     given at its shape with those dimensions 1, and one message per such input."""

@@ -135,8 +135,7 @@ class Plan:
                       for a in problem.absorbed_ops}
         self.kept: list[Candidate] = []
         self.padded = set()     # the tensors of candidates kept padded
-        self._cost = {}
-        self._fits = {}   # whether op i has a schedule at all (key as _cost's)
+        self._cost = {}   # (op, resident, budget) -> (cycles or None, whether it has a schedule)
 
     # -- the cost model --------------------------------------------------------------
     def cycles(self, i: int, resident: frozenset, budget: int):
@@ -152,10 +151,9 @@ class Plan:
             target = dataclasses.replace(self.target, max_sram_bytes=budget)
             outcome = search(problem, target, self.target.pipeline_stages)
             fits = outcome.schedule is not None
-            self._cost[key] = outcome.schedule.cycles if fits and \
-                reads_resident_whole(problem, outcome.schedule.tiles) else None
-            self._fits[key] = fits
-        return self._cost[key]
+            self._cost[key] = (outcome.schedule.cycles if fits and reads_resident_whole(
+                problem, outcome.schedule.tiles) else None, fits)
+        return self._cost[key][0]
 
     def kept_operand(self, operand):
         """The operand of a tensor kept in SRAM; a tensor kept padded is read
@@ -298,7 +296,7 @@ class Plan:
                 continue
             if new is None:
                 budget = self.budget(i, candidate)
-                if not self._fits[(i, self.resident_of(i, candidate), budget)]:
+                if not self._cost[(i, self.resident_of(i, candidate), budget)][1]:
                     return f"{name_of(self.ops[i])} would not fit in the {budget} B left below it"
                 return f"{name_of(self.ops[i])} would read it a tile at a time, neither whole " \
                        f"nor in place"
