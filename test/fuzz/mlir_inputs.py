@@ -39,7 +39,8 @@ PASSES = ["npu-decompose-linalg", "npu-convert-layout", "npu-propagate-layout",
           "npu-readonly-inputs", "npu-pad-in-place", "npu-share-input-windows",
           "npu-convert-copies", "npu-keep-in-sram",
           "npu-tile", "npu-promote-to-sram",
-          "npu-prefetch-weights", "npu-prefetch-inputs", "npu-allocate-sram", "npu-verify"]
+          "npu-prefetch-weights", "npu-prefetch-inputs", "npu-overlap-ops", "npu-allocate-sram",
+          "npu-verify"]
 OPT_FLAGS = ([[]] + [[f"--{p}"] for p in PASSES] + [["--npu-pipeline"]]
              + [["--pass-pipeline=builtin.module(canonicalize,npu-tile,npu-promote-to-sram)"],
                 ["--split-input-file", "--npu-verify"], ["--npu-pipeline", "--remarks"]])

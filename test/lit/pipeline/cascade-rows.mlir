@@ -21,7 +21,7 @@
 // CHECK:         "npu.dma_store"(%{{.*}}, %{{.*}}) {{.*}} : (memref<1x10x20x24xf32, 1>, memref<1x10x20x24xf32, strided<[9600, 480, 24, 1], offset: 4800>>)
 // CHECK-NOT:     memref<1x40x40x96xf32
 
-// SIM: total cycles              18,026
+// SIM: total cycles              17,876
 // SIM: DRAM read / write        142,784 / 38,400 B
 func.func @inverted_residual(%x: tensor<1x40x40x16xf32>) -> tensor<1x20x20x24xf32> {
   %zero = arith.constant 0.0 : f32
