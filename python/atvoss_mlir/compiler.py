@@ -22,7 +22,7 @@ from . import artifact
 from .context import make_context
 from .diagnostics import Diagnostic, DiagnosticError
 from .passes import PassContext
-from .pipeline import named_pipeline, run_pipeline
+from .layout_choice import run_npu_pipeline
 from .target import NpuTarget, parse_target
 
 PIPELINE = "npu-pipeline"
@@ -249,7 +249,7 @@ def compile(model, target: str | NpuTarget | None = None,  # noqa: A001
     loaded = load_module(model, context, pass_context.diagnostics, target.fusion, origin,
                          input_shapes)
     module = loaded.module
-    run_pipeline(module, named_pipeline(PIPELINE), pass_context)
+    run_npu_pipeline(module, pass_context)
     remarks = [d for d in pass_context.diagnostics.diagnostics if d.severity == "remark"]
     fallback = [d.format(loaded.source) for d in remarks if "fallback" in d.message]
     artifact.record_metadata(module, target, loaded.input_names, loaded.output_names)

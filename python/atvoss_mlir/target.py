@@ -47,7 +47,8 @@ class NpuTarget:
     # Compiler knobs.
     pipeline_stages: int = _option("pipeline-stages", 2, "SRAM buffers per tile (2 = double buffering)",
                                    minimum=1, maximum=3)
-    layout_pref: str = _option("layout-pref", "NHWC", "layout of the tensors between layers",
+    layout_pref: str = _option("layout-pref", "NHWC", "layout of the tensors between layers "
+                               "(auto: folds weighed, and NCHW kept when simulated 2% faster)",
                                choices=("NHWC", "NCHW", "auto"))
     fusion: int = _option("fusion", 2, "0 none, 1 epilogues, 2 aggressive", minimum=0, maximum=2)
     tile_min: int = _option("tile-min", 8, "smallest tile size searched", minimum=1)

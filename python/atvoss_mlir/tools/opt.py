@@ -26,6 +26,7 @@ from ..artifact import EMIT_FORMATS, emit_format, is_bytecode, parse_program
 from ..context import make_context
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..passes import PassContext, lookup_pass, registered_passes
+from ..layout_choice import run_npu_pipeline
 from ..pipeline import named_pipeline, run_pipeline
 from ..target import NpuTarget, TargetError, parse_target
 from ..verify_diagnostics import parse_expectations, verify
@@ -133,10 +134,14 @@ def process_chunk(chunk: Chunk, context: ir.Context, pipeline: str | None,
                                       print_after_all=args.mlir_print_ir_after_all)
             if args.mlir_timing:
                 pm.enable_timing()
+        # The named npu pipeline chooses the layout over the whole program
+        # under -layout-pref=auto (layout_choice).
+        run = run_npu_pipeline if pipeline == named_pipeline("npu-pipeline") else \
+            lambda m, c, *rest: run_pipeline(m, pipeline, c, *rest)
         try:
-            run_pipeline(module, pipeline, pass_context, configure,
-                         tuple(filter(None, args.mlir_print_ir_before.split(","))),
-                         tuple(filter(None, args.mlir_print_ir_after.split(","))))
+            run(module, pass_context, configure,
+                tuple(filter(None, args.mlir_print_ir_before.split(","))),
+                tuple(filter(None, args.mlir_print_ir_after.split(","))))
         except DiagnosticError as error:
             result.diagnostics = error.diagnostics
             result.internal_errors = pass_context.internal_errors
