@@ -226,6 +226,28 @@ def start_from_residual(add, result, residual) -> None:
     erase_if_unused(old_init)
 
 
+def whole_skip(residual: ir.Value) -> ir.Value:
+    """The skip tensor a residual add reads (the whole one, when it reads a
+    slice of it: a grouped conv's group)."""
+    if isinstance(residual, ir.OpResult) and residual.owner.name == "tensor.extract_slice":
+        return residual.owner.operands[0]
+    return residual
+
+
+def skip_exceeds_half(residual: ir.Value, target) -> bool:
+    """Whether the skip tensor exceeds half the SRAM: the buffer plan cannot
+    keep it beside the ops around the add, which would then read it from DRAM
+    and write its sum back for the relu after it."""
+    size = tensor_bytes(whole_skip(residual))
+    return size is not None and 2 * size > target.max_sram_bytes
+
+
+def skip_note(residual: ir.Value) -> str:
+    """What a refusal adds about the skip of a grouped conv's add."""
+    skip = whole_skip(residual)
+    return f", and the {tensor_bytes(skip)} B skip at most half" if skip != residual else ""
+
+
 @dataclass(frozen=True)
 class NpuFuseEpilogue(ModulePass):
     argument = "npu-fuse-epilogue"
@@ -243,11 +265,13 @@ class NpuFuseEpilogue(ModulePass):
                         continue
                     result, residual = found
                     producer = result.owner
-                    if left_to_buffer_plan(result, context.target):
+                    if left_to_buffer_plan(result, context.target) \
+                            and not skip_exceeds_half(residual, context.target):
                         context.diagnostics.remark(
                             op.location, f"residual add not folded into '{producer.name}': "
                                          f"its {tensor_bytes(result)} B result is left to the "
-                                         f"buffer plan (at most a quarter of the SRAM)")
+                                         f"buffer plan (at most a quarter of the SRAM"
+                                         f"{skip_note(residual)})")
                         continue
                     start_from_residual(op, result, residual)
                     context.diagnostics.remark(
