@@ -75,7 +75,8 @@ def concatenated_results(value: ir.Value):
     """(pieces, chain, dim) when `value` is the concatenation of matmul or conv results
     (a grouped conv's, or the elementwise ops distributed over them):
     tensor.insert_slice ops, each used once, filling a tensor.empty along one
-    dim with results used by them alone. pieces =
+    dim with results used by them alone (a piece that is such a concatenation
+    along the same dim counts as its pieces). pieces =
     [(result, offsets, sizes)]; chain = the insert_slice ops and the empty; dim =
     the dim they are concatenated along."""
     pieces, chain = [], []
@@ -99,6 +100,7 @@ def concatenated_results(value: ir.Value):
     if len(dims) != 1:
         return None
     dim = dims.pop()
+    pieces = flattened(pieces, chain, dim)
     end = 0
     for result, offsets, sizes in sorted(pieces, key=lambda piece: piece[1][dim]):
         if offsets[dim] != end or not isinstance(result, ir.OpResult) \
@@ -107,6 +109,25 @@ def concatenated_results(value: ir.Value):
             return None
         end += sizes[dim]
     return (pieces, chain, dim) if end == shape[dim] else None
+
+
+def flattened(pieces: list, chain: list, dim: int) -> list:
+    """`pieces` with each one that is itself a concatenation along `dim` (a
+    grouped conv's results, concatenated again with a shortcut) replaced by its
+    own pieces; its insert_slice ops and empty join `chain`."""
+    found = []
+    for result, offsets, sizes in pieces:
+        inner = None
+        if isinstance(result, ir.OpResult) and result.owner.name == "tensor.insert_slice" \
+                and len(list(result.uses)) == 1:
+            inner = concatenated_results(result)
+        if inner is None or inner[2] != dim:
+            found.append((result, offsets, sizes))
+            continue
+        found += [(piece, [a + b for a, b in zip(offsets, inner_offsets)], inner_sizes)
+                  for piece, inner_offsets, inner_sizes in inner[0]]
+        chain += inner[1]
+    return found
 
 
 def distribute_over_concatenation(op, number: int, pieces, chain, dim: int) -> None:

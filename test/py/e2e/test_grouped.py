@@ -72,3 +72,52 @@ def test_residual_add_folds_into_each_group_conv():
     def moved(compiled):
         return compiled.report["dram_read_bytes"] + compiled.report["dram_write_bytes"]
     assert moved(epilogues) - moved(fused) >= 2 * channels * size * size * 4
+
+
+def shufflenet_down_unit(channels: int, size: int) -> onnx.ModelProto:
+    """ShuffleNet v1's stride-2 unit: the grouped branch (its second grouped
+    conv's results concatenated), concatenated again with a 3x3 average-pooled
+    shortcut, then a relu."""
+    rng = np.random.default_rng(8)
+    per_group, branch = channels // GROUPS, 2 * channels
+
+    def weights(*shape):
+        return (rng.standard_normal(shape) * 0.3).astype(np.float32)
+    return model(
+        [helper.make_node("Conv", ["x", "w1", "b1"], ["g"], group=GROUPS),
+         helper.make_node("Relu", ["g"], ["r"]),
+         helper.make_node("Conv", ["r", "w2"], ["d"], group=channels, pads=[1] * 4,
+                          strides=[2, 2]),
+         helper.make_node("Conv", ["d", "w3", "b3"], ["e"], group=GROUPS),
+         helper.make_node("AveragePool", ["x"], ["p"], kernel_shape=[3, 3], strides=[2, 2],
+                          pads=[1] * 4),
+         helper.make_node("Concat", ["p", "e"], ["c"], axis=1),
+         helper.make_node("Relu", ["c"], ["y"])],
+        {"x": [1, channels, size, size]}, {"y": [1, channels + branch, size // 2, size // 2]},
+        {"w1": weights(channels, per_group, 1, 1), "b1": weights(channels),
+         "w2": weights(channels, 1, 3, 3),
+         "w3": weights(branch, per_group, 1, 1), "b3": weights(branch)})
+
+
+@pytest.mark.parametrize("target", ["npu -fusion=0", "npu -fusion=1", "npu -fusion=2",
+                                    SMALL_SRAM_TARGET])
+def test_relu_after_a_concatenation_with_the_groups_folds_into_each_group(target):
+    """The relu of [shortcut, concatenation of the groups' results] is applied to
+    each piece: the groups' pieces fold into their convs' epilogues, so the
+    concatenation is not read back for the relu."""
+    compiled, _ = compile_and_check(shufflenet_down_unit(12, 8),
+                                    {"x": randn(1, 12, 8, 8, seed=4)}, target, **FP32)
+    folded = messages(compiled, "relu folded into its epilogue")
+    assert len(folded) == (0 if "fusion=0" in target else 2 * GROUPS), folded
+
+
+def test_residual_add_folds_when_the_skip_exceeds_half_the_sram():
+    """Each group's 25 KB result is at most a quarter of a 128 KiB SRAM, which
+    leaves the add to the buffer plan; but the 75 KB skip is over half of it:
+    the add folds into each group's conv (ShuffleNet's stage 0 at 1 MiB)."""
+    unit, feeds = shufflenet_unit(24, 28), {"x": randn(1, 24, 28, 28, seed=5)}
+    folded, _ = compile_and_check(unit, feeds, "npu -max-sram-bytes=131072", **FP32)
+    assert len(messages(folded, "residual add folded in")) == GROUPS
+    kept, _ = compile_and_check(unit, feeds, "npu -max-sram-bytes=262144", **FP32)
+    assert messages(kept, "residual add folded in") == []
+    assert len(messages(kept, "and the 75264 B skip at most half")) == GROUPS
