@@ -21,11 +21,9 @@ from mlir import ir
 from . import artifact
 from .context import make_context
 from .diagnostics import Diagnostic, DiagnosticError
-from .passes import PassContext
 from .layout_choice import run_npu_pipeline
+from .passes import PassContext
 from .target import NpuTarget, parse_target
-
-PIPELINE = "npu-pipeline"
 
 
 @dataclass

@@ -25,8 +25,8 @@ from .. import __version__
 from ..artifact import EMIT_FORMATS, emit_format, is_bytecode, parse_program
 from ..context import make_context
 from ..diagnostics import Diagnostic, DiagnosticError
-from ..passes import PassContext, lookup_pass, registered_passes
 from ..layout_choice import run_npu_pipeline
+from ..passes import PassContext, lookup_pass, registered_passes
 from ..pipeline import named_pipeline, run_pipeline
 from ..target import NpuTarget, TargetError, parse_target
 from ..verify_diagnostics import parse_expectations, verify
