@@ -35,7 +35,7 @@ PUNCTUATION = ["(", ")", "{", "}", "<", ">", "[", "]", ",", ":", "%", "^", "\"",
 # Flags per category: parser/verifier alone, each pass, the full pipeline.
 PASSES = ["npu-decompose-linalg", "npu-convert-layout", "npu-propagate-layout",
           "npu-pool-before-conv", "npu-fuse-epilogue", "npu-fold-transposes", "npu-fuse-elementwise",
-          "npu-cascade-rows", "npu-select-conv-strategy",
+          "npu-cascade-rows", "npu-select-conv-strategy", "npu-share-concatenations",
           "npu-readonly-inputs", "npu-pad-in-place", "npu-share-input-windows",
           "npu-convert-copies", "npu-keep-in-sram",
           "npu-tile", "npu-promote-to-sram",

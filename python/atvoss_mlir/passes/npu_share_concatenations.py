@@ -1,0 +1,154 @@
+"""npu-share-concatenations: a concatenation that extends an earlier one
+writes into the same buffer.
+
+Runs on tensors, right before bufferization. A concatenation is a chain of
+`tensor.insert_slice` ops filling a `tensor.empty` along one dim. When its
+first piece (at offset 0) is itself such a concatenation along the same dim
+- DenseNet's dense block: each layer's input is Concat(previous input, new
+features) - bufferization gives each its own buffer and copies the whole
+earlier concatenation into it, so a block of n layers moves O(n^2) bytes.
+Here the chain of concatenations becomes one tensor of the last one's shape:
+the first one's pieces are inserted into it, each later one inserts only its
+new pieces, and every earlier concatenation is read as the slice of the
+channels it had (an extract_slice: a strided view after bufferization, no
+copy). The producers' results are still copied into their slices, as into
+any concatenation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import tensor
+
+from ..frontend.builders import empty, element_of, extract_slice, shape_of
+from ..recipes.tile_ir import static
+from . import ModulePass, PassContext, function_bodies, tensor_bytes
+
+
+@dataclass
+class Concatenation:
+    value: ir.Value         # the last insert_slice's result
+    inserts: list           # first to last
+    empty: ir.Operation
+    dim: int
+
+    @property
+    def pieces(self) -> list:
+        """(value, offsets, sizes) of each piece, first to last."""
+        return [(insert.operands[0], static(insert, "static_offsets"),
+                 static(insert, "static_sizes")) for insert in self.inserts]
+
+
+def concatenation(value: ir.Value) -> Concatenation | None:
+    """`value` as a concatenation: insert_slice ops with static offsets and unit
+    strides, each but the last used only by the next, filling a tensor.empty
+    along one dim without gap."""
+    inserts = []
+    current = value
+    while isinstance(current, ir.OpResult) and current.owner.name == "tensor.insert_slice":
+        insert = current.owner
+        if len(insert.operands) != 2 or any(s != 1 for s in static(insert, "static_strides")):
+            return None
+        if inserts and len(list(current.uses)) != 1:
+            return None
+        inserts.append(insert.operation)
+        current = insert.operands[1]
+    if len(inserts) < 2 or not (isinstance(current, ir.OpResult)
+                                and current.owner.name == "tensor.empty"
+                                and len(list(current.uses)) == 1):
+        return None
+    inserts.reverse()
+    shape = shape_of(value)
+    dims = {d for insert in inserts for d, (offset, size) in enumerate(zip(
+        static(insert, "static_offsets"), static(insert, "static_sizes")))
+        if offset != 0 or size != shape[d]}
+    if len(dims) != 1:
+        return None
+    dim = dims.pop()
+    end = 0
+    for insert in inserts:
+        if static(insert, "static_offsets")[dim] != end:
+            return None
+        end += static(insert, "static_sizes")[dim]
+    return Concatenation(value, inserts, current.owner.operation, dim) \
+        if end == shape[dim] else None
+
+
+def extended(concat: Concatenation) -> Concatenation | None:
+    """The concatenation `concat`'s first piece is, along the same dim."""
+    first = concatenation(concat.inserts[0].operands[0])
+    return first if first is not None and first.dim == concat.dim else None
+
+
+def chains(body: ir.Block) -> list:
+    """Chains of concatenations, first to last, each extending the one before."""
+    found = {}
+    for op in body.operations:
+        op = op.operation
+        if op.name == "tensor.insert_slice":
+            concat = concatenation(op.results[0])
+            if concat is not None:
+                found[concat.value] = concat
+    previous = {}
+    for concat in found.values():
+        earlier = extended(concat)
+        if earlier is not None and earlier.value in found:
+            previous[concat.value] = found[earlier.value]
+    extended_values = {earlier.value for earlier in previous.values()}
+    result = []
+    for value, concat in found.items():
+        if value in extended_values or value not in previous:
+            continue   # not the last of a chain of two or more
+        chain = [concat]
+        while chain[-1].value in previous:
+            chain.append(previous[chain[-1].value])
+        result.append(chain[::-1])
+    return result
+
+
+def share(chain: list) -> None:
+    """Rewrite `chain` (first to last) as inserts into one tensor of the last
+    one's shape; each earlier one's other readers read its slice of it."""
+    last = chain[-1]
+    with chain[0].empty.location, ir.InsertionPoint(chain[0].empty):
+        shared = empty(shape_of(last.value), element_of(last.value))
+    for index, concat in enumerate(chain):
+        pieces = concat.pieces if index == 0 else concat.pieces[1:]
+        anchor = concat.inserts[-1]
+        with anchor.location, ir.InsertionPoint(anchor):
+            for value, offsets, sizes in pieces:
+                shared = tensor.InsertSliceOp(value, shared, [], [], [], offsets, sizes,
+                                              [1] * len(sizes)).result
+            if concat is last:
+                replacement = shared
+            else:
+                size = shape_of(concat.value)
+                replacement = extract_slice(shared, [0] * len(size), size)
+        link = None if concat is last else chain[index + 1].inserts[0].operation
+        readers = [(use.owner.operation, use.operand_number) for use in concat.value.uses
+                   if link is None or use.owner.operation != link]
+        for reader, number in readers:
+            reader.operands[number] = replacement
+    for concat in reversed(chain):
+        for insert in reversed(concat.inserts):
+            insert.erase()
+        concat.empty.erase()
+
+
+@dataclass(frozen=True)
+class NpuShareConcatenations(ModulePass):
+    argument = "npu-share-concatenations"
+    summary = "Write a chain of concatenations, each extending the one before, into one tensor"
+
+    def run(self, module: ir.Operation, context: PassContext) -> None:
+        with module.context:
+            for body in function_bodies(module):
+                for chain in chains(body):
+                    saved = sum(tensor_bytes(concat.value) or 0 for concat in chain[:-1])
+                    context.diagnostics.remark(
+                        chain[-1].inserts[-1].location, f"{len(chain)} concatenations, each "
+                        f"extending the one before, write into one tensor: the earlier ones "
+                        f"are its slices ({saved} B not copied again)")
+                    share(chain)

@@ -1,0 +1,64 @@
+// RUN: atvoss-opt %s -split-input-file -npu-share-concatenations | FileCheck %s
+// RUN: atvoss-opt %s -split-input-file -verify-diagnostics -npu-share-concatenations
+// RUN: atvoss-opt %s -split-input-file --npu-pipeline | FileCheck %s --check-prefix=PROGRAM
+
+// A dense block's concatenations: each layer's input is Concat(previous
+// input, new features) along channels. They become inserts into one tensor of
+// the last one's shape; the layers read the earlier concatenations as its
+// slices, so no concatenation copies the one before.
+
+// CHECK-LABEL: func.func @dense_block
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<1x8x8x24xf32>
+// CHECK:         %[[T0:.*]] = tensor.insert_slice %arg0 into %[[E]][0, 0, 0, 0] [1, 8, 8, 8]
+// CHECK:         %[[T1:.*]] = tensor.insert_slice %{{.*}} into %[[T0]][0, 0, 0, 8] [1, 8, 8, 8]
+// CHECK:         %[[V1:.*]] = tensor.extract_slice %[[T1]][0, 0, 0, 0] [1, 8, 8, 16]
+// CHECK:         linalg.generic {{.*}} ins(%[[V1]] : tensor<1x8x8x16xf32>)
+// CHECK:         %[[T2:.*]] = tensor.insert_slice %{{.*}} into %[[T1]][0, 0, 0, 16] [1, 8, 8, 8]
+// CHECK-NEXT:    return %[[T2]]
+// CHECK-NOT:     tensor.empty() : tensor<1x8x8x16xf32>
+// PROGRAM-LABEL: func.func @dense_block
+// PROGRAM-NOT:   memref<1x8x8x16xf32>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @dense_block(%x: tensor<1x8x8x8xf32>) -> tensor<1x8x8x24xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<1x8x8x8xf32>
+  %f1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<1x8x8x8xf32>) outs(%e1 : tensor<1x8x8x8xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %m = arith.maximumf %p, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x8x8xf32>
+  %c1e = tensor.empty() : tensor<1x8x8x16xf32>
+  %c1a = tensor.insert_slice %x into %c1e[0, 0, 0, 0] [1, 8, 8, 8] [1, 1, 1, 1] : tensor<1x8x8x8xf32> into tensor<1x8x8x16xf32>
+  %c1 = tensor.insert_slice %f1 into %c1a[0, 0, 0, 8] [1, 8, 8, 8] [1, 1, 1, 1] : tensor<1x8x8x8xf32> into tensor<1x8x8x16xf32>
+  %e2 = tensor.empty() : tensor<1x8x8x8xf32>
+  %f2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3 + 8)>, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c1 : tensor<1x8x8x16xf32>) outs(%e2 : tensor<1x8x8x8xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %m = arith.maximumf %p, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x8x8xf32>
+  %c2e = tensor.empty() : tensor<1x8x8x24xf32>
+  %c2a = tensor.insert_slice %c1 into %c2e[0, 0, 0, 0] [1, 8, 8, 16] [1, 1, 1, 1] : tensor<1x8x8x16xf32> into tensor<1x8x8x24xf32>
+  // expected-remark @below {{2 concatenations, each extending the one before, write into one tensor: the earlier ones are its slices (4096 B not copied again)}}
+  %c2 = tensor.insert_slice %f2 into %c2a[0, 0, 0, 16] [1, 8, 8, 8] [1, 1, 1, 1] : tensor<1x8x8x8xf32> into tensor<1x8x8x24xf32>
+  return %c2 : tensor<1x8x8x24xf32>
+}
+
+// -----
+
+// The first piece is a concatenation along another dim: each keeps its own
+// tensor (no remark).
+
+// CHECK-LABEL: func.func @other_dim$unchanged
+// CHECK:         tensor.empty() : tensor<1x16x8x8xf32>
+// CHECK:         tensor.empty() : tensor<1x16x8x16xf32>
+func.func @other_dim$unchanged(%x: tensor<1x8x8x8xf32>, %y: tensor<1x16x8x8xf32>) -> tensor<1x16x8x16xf32> {
+  %c1e = tensor.empty() : tensor<1x16x8x8xf32>
+  %c1a = tensor.insert_slice %x into %c1e[0, 0, 0, 0] [1, 8, 8, 8] [1, 1, 1, 1] : tensor<1x8x8x8xf32> into tensor<1x16x8x8xf32>
+  %c1 = tensor.insert_slice %x into %c1a[0, 8, 0, 0] [1, 8, 8, 8] [1, 1, 1, 1] : tensor<1x8x8x8xf32> into tensor<1x16x8x8xf32>
+  %c2e = tensor.empty() : tensor<1x16x8x16xf32>
+  %c2a = tensor.insert_slice %c1 into %c2e[0, 0, 0, 0] [1, 16, 8, 8] [1, 1, 1, 1] : tensor<1x16x8x8xf32> into tensor<1x16x8x16xf32>
+  %c2 = tensor.insert_slice %y into %c2a[0, 0, 0, 8] [1, 16, 8, 8] [1, 1, 1, 1] : tensor<1x16x8x8xf32> into tensor<1x16x8x16xf32>
+  return %c2 : tensor<1x16x8x16xf32>
+}
