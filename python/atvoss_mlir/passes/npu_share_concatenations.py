@@ -83,7 +83,8 @@ def extended(concat: Concatenation) -> Concatenation | None:
 
 
 def chains(body: ir.Block) -> list:
-    """Chains of concatenations, first to last, each extending the one before."""
+    """Chains of concatenations, first to last, each extending the one before
+    (and the only one extending it)."""
     found = {}
     for op in body.operations:
         op = op.operation
@@ -91,11 +92,17 @@ def chains(body: ir.Block) -> list:
             concat = concatenation(op.results[0])
             if concat is not None:
                 found[concat.value] = concat
-    previous = {}
+    previous, extenders = {}, {}
     for concat in found.values():
         earlier = extended(concat)
         if earlier is not None and earlier.value in found:
             previous[concat.value] = found[earlier.value]
+            extenders.setdefault(earlier.value, []).append(concat.value)
+    # One buffer cannot hold two different extensions of the same one.
+    for later in extenders.values():
+        if len(later) > 1:
+            for value in later:
+                del previous[value]
     extended_values = {earlier.value for earlier in previous.values()}
     result = []
     for value, concat in found.items():

@@ -62,3 +62,24 @@ func.func @other_dim$unchanged(%x: tensor<1x8x8x8xf32>, %y: tensor<1x16x8x8xf32>
   %c2 = tensor.insert_slice %y into %c2a[0, 0, 0, 8] [1, 16, 8, 8] [1, 1, 1, 1] : tensor<1x16x8x8xf32> into tensor<1x16x8x16xf32>
   return %c2 : tensor<1x16x8x16xf32>
 }
+
+// -----
+
+// Two concatenations extend the same one: one buffer cannot hold both, and
+// each keeps its own tensor (no remark).
+
+// CHECK-LABEL: func.func @extended_twice$unchanged
+// CHECK-COUNT-3: tensor.empty()
+// CHECK-NOT:     tensor.extract_slice
+func.func @extended_twice$unchanged(%x: tensor<1x8x8x8xf32>, %y: tensor<1x8x8x8xf32>) -> (tensor<1x8x8x24xf32>, tensor<1x8x8x24xf32>) {
+  %c1e = tensor.empty() : tensor<1x8x8x16xf32>
+  %c1a = tensor.insert_slice %x into %c1e[0, 0, 0, 0] [1, 8, 8, 8] [1, 1, 1, 1] : tensor<1x8x8x8xf32> into tensor<1x8x8x16xf32>
+  %c1 = tensor.insert_slice %y into %c1a[0, 0, 0, 8] [1, 8, 8, 8] [1, 1, 1, 1] : tensor<1x8x8x8xf32> into tensor<1x8x8x16xf32>
+  %c2e = tensor.empty() : tensor<1x8x8x24xf32>
+  %c2a = tensor.insert_slice %c1 into %c2e[0, 0, 0, 0] [1, 8, 8, 16] [1, 1, 1, 1] : tensor<1x8x8x16xf32> into tensor<1x8x8x24xf32>
+  %c2 = tensor.insert_slice %x into %c2a[0, 0, 0, 16] [1, 8, 8, 8] [1, 1, 1, 1] : tensor<1x8x8x8xf32> into tensor<1x8x8x24xf32>
+  %c3e = tensor.empty() : tensor<1x8x8x24xf32>
+  %c3a = tensor.insert_slice %c1 into %c3e[0, 0, 0, 0] [1, 8, 8, 16] [1, 1, 1, 1] : tensor<1x8x8x16xf32> into tensor<1x8x8x24xf32>
+  %c3 = tensor.insert_slice %y into %c3a[0, 0, 0, 16] [1, 8, 8, 8] [1, 1, 1, 1] : tensor<1x8x8x8xf32> into tensor<1x8x8x24xf32>
+  return %c2, %c3 : tensor<1x8x8x24xf32>, tensor<1x8x8x24xf32>
+}
