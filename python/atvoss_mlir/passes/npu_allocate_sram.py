@@ -22,6 +22,13 @@ def buffer_bytes(alloc) -> int | None:
     return type_bytes(ir.MemRefType(alloc.results[0].type))
 
 
+def resident_offset(alloc) -> int | None:
+    """The offset npu-keep-in-sram gave a resident tensor's npu.alloc, else None."""
+    if RESIDENT_ATTR in alloc.attributes and "offset" in alloc.attributes:
+        return ir.IntegerAttr(alloc.attributes["offset"]).value
+    return None
+
+
 @dataclass
 class Placement:
     alloc: object
@@ -88,9 +95,9 @@ def place_buffers(block: ir.Block, allocator: FirstFit, error,
             if size is None:
                 error(op.location, "'npu.alloc' op needs a static shape to be placed in SRAM")
                 return op
-            if RESIDENT_ATTR in op.attributes and "offset" in op.attributes:
+            offset = resident_offset(op)
+            if offset is not None:
                 # Placed by npu-keep-in-sram, whose plan the ops' tiles were sized by.
-                offset = ir.IntegerAttr(op.attributes["offset"]).value
                 if not allocator.free(offset, size):
                     error(op.location, f"'npu.alloc' op at offset {offset} ({size} B) overlaps "
                                        f"a live buffer or exceeds SRAM budget "

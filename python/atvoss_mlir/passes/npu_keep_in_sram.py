@@ -41,6 +41,7 @@ from ..recipes.problem import (RESIDENT_ATTR, RESIDENT_VIEWS, Tiled, Unsupported
                                computes_on_strided_view, root_buffer)
 from . import ModulePass, PassContext, function_bodies, top_level
 from ..recipes.tile_ir import static, subview
+from .npu_allocate_sram import resident_offset
 from .npu_pad_in_place import fill_value, halo, padded_copy_target
 from .tile_cost import aligned
 from .tile_search import reads_resident_whole, search
@@ -61,9 +62,8 @@ def resident_budgets(block: ir.Block, capacity: int) -> dict:
     live, budgets = {}, {}
     for op in block.operations:
         op = op.operation
-        if op.name == "npu.alloc" and RESIDENT_ATTR in op.attributes \
-                and "offset" in op.attributes:
-            live[op.results[0]] = ir.IntegerAttr(op.attributes["offset"]).value
+        if op.name == "npu.alloc" and resident_offset(op) is not None:
+            live[op.results[0]] = resident_offset(op)
         elif op.name == "npu.dealloc":
             live.pop(op.operands[0], None)
         budgets[op] = min(live.values(), default=capacity)

@@ -38,9 +38,9 @@ from mlir import ir
 from . import ModulePass, PassContext, function_bodies, top_level
 from ..machine_model import type_bytes
 from ..recipes.problem import RESIDENT_ATTR
-from .npu_allocate_sram import first_unplaced
+from .npu_allocate_sram import first_unplaced, resident_offset
 from .npu_verify_common import COMPUTE_OPS, DMA_OPS, SCF_FOR_INIT_OPERANDS, VIEW_OPS
-from .npu_verify_tokens import root_buffer
+from .npu_verify_tokens import root_buffer, yielded
 
 NOT_BESIDE = "the next op does not start beside this one: the tiles this op frees would " \
     "stay allocated during it, and its own would not fit beside them"
@@ -65,16 +65,12 @@ def orders_compute(op) -> bool:
         or ir.StringAttr(op.attributes["engines"]).value in ("compute", "all"))
 
 
-def yielded(op, index: int) -> list:
-    """Operand `index` of each terminator of the regions of `op` (an scf.if's
+def yielded_by(op, index: int) -> list:
+    """Operand `index` of the terminator of each region of `op` (an scf.if's
     branches, an scf.for's body)."""
-    values = []
-    for region in op.regions:
-        for block in region.blocks:
-            terminator = list(block.operations)[-1]
-            if index < len(terminator.operands):
-                values.append(terminator.operands[index])
-    return values
+    return [value for value in (yielded(region, index) for region in op.regions
+                                if len(region.blocks))
+            if value is not None]
 
 
 def roots(value: ir.Value, seen: set | None = None) -> set:
@@ -92,16 +88,16 @@ def roots(value: ir.Value, seen: set | None = None) -> set:
         if loop is None or loop.name != "scf.for" or value.arg_number == 0:
             return {value}
         index = value.arg_number - 1
-        sources = [loop.operands[SCF_FOR_INIT_OPERANDS + index]] + yielded(loop, index)
+        sources = [loop.operands[SCF_FOR_INIT_OPERANDS + index]] + yielded_by(loop, index)
     else:
         owner = value.owner.operation
         if owner.name == "npu.alloc":
             return {value}
         if owner.name == "scf.for":
             sources = [owner.operands[SCF_FOR_INIT_OPERANDS + value.result_number]] + \
-                yielded(owner, value.result_number)
+                yielded_by(owner, value.result_number)
         elif owner.name == "scf.if":
-            sources = yielded(owner, value.result_number)
+            sources = yielded_by(owner, value.result_number)
         else:
             sources = [operand for operand in owner.operands
                        if isinstance(operand.type, ir.MemRefType)]
@@ -169,8 +165,8 @@ class Sizes:
             return False   # a resident tensor placed where one freed here was
         for op in ops:
             if op.name == "npu.alloc":
-                if RESIDENT_ATTR in op.attributes and "offset" in op.attributes:
-                    residents[op.results[0]] = ir.IntegerAttr(op.attributes["offset"]).value
+                if resident_offset(op) is not None:
+                    residents[op.results[0]] = resident_offset(op)
                 else:
                     live += self.of(op.results[0])
             nested = sum(self.nested_peak(block) for region in op.regions
@@ -197,6 +193,15 @@ class Removal:
     barrier: ir.Operation   # the barrier that goes
     next: ir.Operation      # the barrier that takes over from it
     active: bool = True
+
+
+def taking_over(removal: Removal, removed: dict) -> ir.Operation:
+    """The first barrier kept after `removal`'s (`removed`: barrier -> its
+    active removal): where the deallocations after it go."""
+    kept = removal.next
+    while kept in removed:
+        kept = removed[kept].next
+    return kept
 
 
 @dataclass
@@ -246,8 +251,8 @@ class NpuOverlapOps(ModulePass):
             return live - pending, 0
         for index, op in enumerate(ops):
             if op.name == "npu.alloc":
-                if RESIDENT_ATTR in op.attributes and "offset" in op.attributes:
-                    residents[op.results[0]] = ir.IntegerAttr(op.attributes["offset"]).value
+                if resident_offset(op) is not None:
+                    residents[op.results[0]] = resident_offset(op)
                 else:
                     live += sizes.of(op.results[0])
             elif op.name == "npu.dealloc" and op not in deferred:
@@ -303,9 +308,7 @@ class NpuOverlapOps(ModulePass):
             if not dealloc.removal.active:
                 dealloc.op.move_before(dealloc.anchor)
                 continue
-            kept = dealloc.removal.next
-            while kept in removed:
-                kept = removed[kept].next
+            kept = taking_over(dealloc.removal, removed)
             dealloc.op.move_after(last_after.get(kept, kept))
             last_after[kept] = dealloc.op
 
@@ -323,13 +326,8 @@ class NpuOverlapOps(ModulePass):
             position = {op: i for i, op in enumerate(ops)}
             at = position.get(top_level(failed, block), len(ops))
             removed = {r.barrier: r for r in active}
-
-            def taken_over_at(removal):
-                kept = removal.next
-                while kept in removed:
-                    kept = removed[kept].next
-                return position[kept]
-            spanning = [r for r in active if position[r.barrier] <= at < taken_over_at(r)]
+            spanning = [r for r in active
+                        if position[r.barrier] <= at < position[taking_over(r, removed)]]
             before = [r for r in active if position[r.barrier] <= at]
             for kept in spanning or [max(before or active, key=lambda r: position[r.barrier])]:
                 kept.active = False
