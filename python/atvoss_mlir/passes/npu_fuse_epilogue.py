@@ -32,9 +32,9 @@ from mlir import ir
 from mlir.dialects import tensor
 
 from . import ModulePass, PassContext, erase_if_unused, left_to_buffer_plan, tensor_bytes
+from .npu_share_concatenations import concatenation
 from ..recipes import linalg_ops
 from ..recipes.absorbed import residual_start
-from ..recipes.tile_ir import static
 from ..frontend.builders import concat, empty, extract_slice
 from ..recipes.problem import (ACTIVATION_ATTR, RESIDUAL_START_ATTR, Unsupported,
                                indexing_maps, ins_outs, is_reduction)
@@ -72,43 +72,24 @@ RESIDUAL_PRODUCERS = ("linalg.matmul", "linalg.conv_2d_nhwc_hwcf")
 
 
 def concatenated_results(value: ir.Value):
-    """(pieces, chain, dim) when `value` is the concatenation of matmul or conv results
-    (a grouped conv's, or the elementwise ops distributed over them):
-    tensor.insert_slice ops, each used once, filling a tensor.empty along one
-    dim with results used by them alone (a piece that is such a concatenation
-    along the same dim counts as its pieces). pieces =
-    [(result, offsets, sizes)]; chain = the insert_slice ops and the empty; dim =
-    the dim they are concatenated along."""
-    pieces, chain = [], []
-    while isinstance(value, ir.OpResult) and value.owner.name == "tensor.insert_slice":
-        insert = value.owner
-        if len(insert.operands) != 2 or len(list(value.uses)) != 1 \
-                or any(s != 1 for s in static(insert, "static_strides")):
-            return None
-        pieces.append((insert.operands[0], static(insert, "static_offsets"),
-                       static(insert, "static_sizes")))
-        chain.append(insert)
-        value = insert.operands[1]
-    if len(pieces) < 2 or not (isinstance(value, ir.OpResult) and value.owner.name == "tensor.empty"
-                               and len(list(value.uses)) == 1):
+    """(pieces, chain, dim) when `value`, read by one op, is the concatenation
+    (npu_share_concatenations.concatenation) of matmul or conv results (a
+    grouped conv's, or the elementwise ops distributed over them) used by it
+    alone; a piece that is such a concatenation along the same dim counts as
+    its pieces. pieces = [(result, offsets, sizes)] in order along dim;
+    chain = the insert_slice ops, last first, and the empty; dim = the dim
+    they are concatenated along."""
+    concat = concatenation(value)
+    if concat is None or len(list(value.uses)) != 1:
         return None
-    chain.append(value.owner)
-    shape = ir.RankedTensorType(value.type).shape
-    pieces.reverse()
-    dims = {d for _, offsets, sizes in pieces for d in range(len(shape))
-            if offsets[d] != 0 or sizes[d] != shape[d]}
-    if len(dims) != 1:
-        return None
-    dim = dims.pop()
-    pieces = flattened(pieces, chain, dim)
-    end = 0
-    for result, offsets, sizes in sorted(pieces, key=lambda piece: piece[1][dim]):
-        if offsets[dim] != end or not isinstance(result, ir.OpResult) \
+    chain = concat.inserts[::-1] + [concat.empty]
+    pieces = flattened(concat.pieces, chain, concat.dim)
+    for result, _, _ in pieces:
+        if not isinstance(result, ir.OpResult) \
                 or result.owner.name not in PRODUCERS + ("linalg.generic",) \
                 or len(list(result.uses)) != 1:
             return None
-        end += sizes[dim]
-    return (pieces, chain, dim) if end == shape[dim] else None
+    return sorted(pieces, key=lambda piece: piece[1][concat.dim]), chain, concat.dim
 
 
 def flattened(pieces: list, chain: list, dim: int) -> list:

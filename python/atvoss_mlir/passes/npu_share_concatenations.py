@@ -36,7 +36,7 @@ class Concatenation:
 
     @property
     def pieces(self) -> list:
-        """(value, offsets, sizes) of each piece, first to last."""
+        """(value, offsets, sizes) of each piece, in program order."""
         return [(insert.operands[0], static(insert, "static_offsets"),
                  static(insert, "static_sizes")) for insert in self.inserts]
 
@@ -44,7 +44,7 @@ class Concatenation:
 def concatenation(value: ir.Value) -> Concatenation | None:
     """`value` as a concatenation: insert_slice ops with static offsets and unit
     strides, each but the last used only by the next, filling a tensor.empty
-    along one dim without gap."""
+    that only the first reads along one dim, without gap or overlap."""
     inserts = []
     current = value
     while isinstance(current, ir.OpResult) and current.owner.name == "tensor.insert_slice":
@@ -68,17 +68,22 @@ def concatenation(value: ir.Value) -> Concatenation | None:
         return None
     dim = dims.pop()
     end = 0
-    for insert in inserts:
-        if static(insert, "static_offsets")[dim] != end:
+    for offset, size in sorted((static(insert, "static_offsets")[dim],
+                                static(insert, "static_sizes")[dim]) for insert in inserts):
+        if offset != end:
             return None
-        end += static(insert, "static_sizes")[dim]
+        end += size
     return Concatenation(value, inserts, current.owner.operation, dim) \
         if end == shape[dim] else None
 
 
 def extended(concat: Concatenation) -> Concatenation | None:
-    """The concatenation `concat`'s first piece is, along the same dim."""
-    first = concatenation(concat.inserts[0].operands[0])
+    """The concatenation `concat`'s first piece is, along the same dim, when
+    that piece is its first channels (offset 0)."""
+    first_insert = concat.inserts[0]
+    if static(first_insert, "static_offsets")[concat.dim] != 0:
+        return None
+    first = concatenation(first_insert.operands[0])
     return first if first is not None and first.dim == concat.dim else None
 
 
