@@ -52,7 +52,7 @@ class NpuTarget:
                                choices=("NHWC", "NCHW", "auto"))
     fusion: int = _option("fusion", 2, "0 none, 1 epilogues, 2 aggressive", minimum=0, maximum=2)
     tile_min: int = _option("tile-min", 8, "smallest tile size searched", minimum=1)
-    tile_max: int = _option("tile-max", 256, "largest tile size searched", minimum=1)
+    tile_max: int = _option("tile-max", 2048, "largest tile size searched", minimum=1)
     precision: str = _option("precision", "fp32",
                              "arithmetic of an fp32 ONNX model: as is, fp16, int8 "
                              "(needs --calibration) or int8/fp16 per layer (mixed)",

@@ -46,7 +46,7 @@ def test_every_field_has_an_option_and_a_default():
     ("npu max-sram-bytes=1", "malformed target option 'max-sram-bytes=1'"),
     ("npu -fusion", "malformed target option '-fusion'"),
     ("tpu", "unknown target 'tpu'"),
-    ("npu -tile-min=512", "-tile-min=512 exceeds -tile-max=256"),
+    ("npu -tile-min=4096", "-tile-min=4096 exceeds -tile-max=2048"),
     ("npu -sram-alignment=48", "not a power of two"),
     ("npu -clock-ghz=fast", "expects a number"),
 ])

@@ -17,6 +17,7 @@ from atvoss_mlir.diagnostics import DiagnosticError
 from atvoss_mlir.passes import tile_search
 from atvoss_mlir.passes.npu_tile import Unsupported, dma_cycles, linalg_ops, tiling_problem
 from atvoss_mlir.passes.tile_cost import estimate, trip_counts, working_set
+from atvoss_mlir.recipes.problem import LoopDim
 from atvoss_mlir.passes.tile_search import (Schedule, Space, choose_schedule, loop_orders, search,
                                             signature, tile_grid, transfer_cycles)
 from atvoss_mlir.target import parse_target
@@ -265,3 +266,38 @@ func.func @main(%a: memref<64x64xf16>, %b: memref<64x64xf16>, %c: memref<64x64xf
         compile_text(text)
     assert [d.message for d in failure.value.diagnostics if d.severity == "error"] == \
         ["'linalg.matmul' has malformed npu.tile_sizes/npu.loop_order"]
+
+
+def test_thinning_keeps_small_tiles_and_the_whole_dim():
+    """A space over MAX_CANDIDATES thins its longest dim's upper half: the
+    sizes left grow geometrically, the small ones and the whole dim stay."""
+    target = parse_target("npu")
+    values = tile_search.candidates(LoopDim("m", 100000, candidates="stream"), target)
+    thinned = values
+    while len(thinned) > 20:
+        thinned = tile_search.thinned(thinned)
+    assert thinned[:6] == values[:6]
+    assert thinned[-1] == 100000 and thinned == sorted(set(thinned))
+    ratios = [b / a for a, b in zip(thinned[6:], thinned[7:])]
+    assert all(r > 1 for r in ratios) and ratios[-2] > ratios[0]
+    assert tile_search.thinned([32, 100000]) == [100000]
+
+
+def test_a_huge_gemm_keeps_array_sized_tiles():
+    """Thinned, the space of a 100000^3 GEMM still holds array-sized tiles of
+    the reduction (not 8 of the array's 32 rows)."""
+    text = """
+func.func @main(%a: memref<100000x100000xf32>, %b: memref<100000x100000xf32>,
+                %c: memref<100000x100000xf32>) {
+  linalg.matmul ins(%a, %b : memref<100000x100000xf32>, memref<100000x100000xf32>)
+      outs(%c : memref<100000x100000xf32>)
+  return
+}"""
+    context = make_context()
+    module = ir.Module.parse(text, context)
+    with context:
+        (op,) = linalg_ops(module.operation)
+        target = parse_target("npu")
+        schedule = search(tiling_problem(op, target), target, target.pipeline_stages).schedule
+    tiles = dict(zip("mnk", schedule.tiles))
+    assert tiles["k"] % 32 == 0 and tiles["n"] % 32 == 0

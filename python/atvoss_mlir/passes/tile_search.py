@@ -184,9 +184,20 @@ def tile_grid(problem, target: NpuTarget, orders, explicit=None) -> list[list[in
                for d, dim in enumerate(problem.dims)]
     while math.prod(len(c) for c in per_dim) * len(orders) > MAX_CANDIDATES:
         longest = max(range(len(per_dim)), key=lambda i: len(per_dim[i]))
-        per_dim[longest] = per_dim[longest][::2] + ([per_dim[longest][-1]]
-                                                    if len(per_dim[longest]) % 2 == 0 else [])
+        per_dim[longest] = thinned(per_dim[longest])
     return per_dim
+
+
+def thinned(values: list[int]) -> list[int]:
+    """Every other value of the upper half of `values` (sorted) dropped, the
+    largest kept: repeated, the sizes left grow geometrically, so the small
+    and middling tiles stay (where a long dim's best tile usually is) and the
+    whole dim stays a candidate."""
+    if len(values) <= 2:
+        return values[-1:]
+    half = len(values) // 2
+    upper = values[half:-1][::2] + [values[-1]]
+    return values[:half] + upper
 
 
 # ---------------------------------------------------------------------------

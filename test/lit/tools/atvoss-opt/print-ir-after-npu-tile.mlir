@@ -1,8 +1,10 @@
-// RUN: atvoss-opt %s -split-input-file --npu-pipeline --mlir-print-ir-after=npu-tile -o /dev/null 2>&1 | FileCheck %s
-// RUN: atvoss-opt %s -split-input-file --npu-pipeline --mlir-print-ir-before=npu-promote-to-sram,npu-convert-linalg-to-npu -o /dev/null 2>&1 | FileCheck %s --check-prefix=BEFORE
+// RUN: atvoss-opt %s -split-input-file --npu-pipeline --target='npu -tile-max=256' --mlir-print-ir-after=npu-tile -o /dev/null 2>&1 | FileCheck %s
+// RUN: atvoss-opt %s -split-input-file --npu-pipeline --target='npu -tile-max=256' --mlir-print-ir-before=npu-promote-to-sram,npu-convert-linalg-to-npu -o /dev/null 2>&1 | FileCheck %s --check-prefix=BEFORE
 
 // The tiled program is real IR: after npu-tile, scf.for loops (from upstream
-// tiling) over the linalg op on memref.subviews of the DRAM buffers.
+// tiling) over the linalg op on memref.subviews of the DRAM buffers. Tiles of
+// at most 256 split the GEMM's reduction too (at the default -tile-max it
+// takes K=300 whole).
 
 // CHECK:        // -----// IR Dump After npu-tile //----- //
 // CHECK-LABEL:  func.func @matmul
