@@ -15,8 +15,11 @@ estimate per strategy is max(matrix cycles, DMA cycles) + vector-unit cycles,
 each from the machine model (DMA: the bursts of moving input, weights and
 output once at the DRAM bandwidth)
 (im2col runs between the loads and the matmul of a tile); the cheapest wins,
-ties in the order implicit-gemm, direct, im2col. `strategy=` forces one where
-it applies.
+ties in the order implicit-gemm, direct, im2col, except that direct goes first
+for a conv whose result a tensor.pad reads: the buffer plan then keeps the
+result in SRAM padded, written in place by a direct conv (an implicit GEMM
+cannot write the padded buffer's interior, whose rows are strided).
+`strategy=` forces one where it applies.
 """
 
 from __future__ import annotations
@@ -74,6 +77,16 @@ def strategy_estimates(op, target) -> dict[str, int] | None:
     return estimates
 
 
+def padded_order(op) -> tuple:
+    """The strategies in the order ties go: direct first when a tensor.pad reads
+    the result (the buffer plan can keep it padded in SRAM only when its writer
+    computes on a strided view of the padded buffer's interior, which an
+    implicit GEMM, viewing its output as a matrix, cannot), else STRATEGIES."""
+    if any(use.owner.operation.name == "tensor.pad" for use in op.results[0].uses):
+        return ("direct",) + tuple(s for s in STRATEGIES if s != "direct")
+    return STRATEGIES
+
+
 @dataclass(frozen=True)
 class NpuSelectConvStrategy(ModulePass):
     argument = "npu-select-conv-strategy"
@@ -101,8 +114,12 @@ class NpuSelectConvStrategy(ModulePass):
                 return
             chosen, why = self.strategy, "forced by the strategy option"
         else:
-            chosen = min(estimates, key=lambda s: (estimates[s], STRATEGIES.index(s)))
+            order = padded_order(op)
+            chosen = min(estimates, key=lambda s: (estimates[s], order.index(s)))
             why = ", ".join(f"{name} ~{cycles} cycles" for name, cycles in
                             sorted(estimates.items(), key=lambda item: item[1]))
+            if order != STRATEGIES and estimates.get("implicit-gemm") == estimates[chosen]:
+                why += "; direct at a tie: a pad reads the result, and a direct conv " \
+                       "writes the padded buffer's interior in place"
         op.attributes[STRATEGY_ATTR] = ir.StringAttr.get(chosen)
         context.diagnostics.remark(op.location, f"conv strategy {chosen} ({why})")

@@ -29,3 +29,30 @@ func.func @conv$3x3(%x: tensor<1x58x58x64xf16>, %w: tensor<3x3x64x64xf16>, %y: t
     ins(%x, %w : tensor<1x58x58x64xf16>, tensor<3x3x64x64xf16>) outs(%y : tensor<1x56x56x64xf32>) -> tensor<1x56x56x64xf32>
   return %r : tensor<1x56x56x64xf32>
 }
+
+// -----
+
+// A 1x1 convolution whose result a pad reads (the 3x3 conv after it): direct
+// and implicit GEMM tie, and direct wins the tie, since it writes the padded
+// buffer's interior in place (an implicit GEMM views its output as a matrix,
+// which the interior's row stride does not allow).
+
+// CHECK-LABEL: func.func @conv$1x1_padded
+// CHECK:         npu.conv_strategy = "direct"
+// CHECK:         tensor.pad
+// CHECK:         npu.conv_strategy = "direct"
+func.func @conv$1x1_padded(%x: tensor<1x28x28x64xf32>, %w: tensor<1x1x64x96xf32>, %y: tensor<1x28x28x96xf32>,
+                           %k: tensor<3x3x96x32xf32>, %z: tensor<1x28x28x32xf32>) -> tensor<1x28x28x32xf32> {
+  // expected-remark @below {{conv strategy direct (direct ~8224 cycles, implicit-gemm ~8224 cycles, im2col ~9016 cycles; direct at a tie: a pad reads the result, and a direct conv writes the padded buffer's interior in place)}}
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<1x28x28x64xf32>, tensor<1x1x64x96xf32>) outs(%y : tensor<1x28x28x96xf32>) -> tensor<1x28x28x96xf32>
+  %c = arith.constant 0.0 : f32
+  %p = tensor.pad %r low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %l: index, %m: index):
+    tensor.yield %c : f32
+  } : tensor<1x28x28x96xf32> to tensor<1x30x30x96xf32>
+  // expected-remark @below {{conv strategy direct}}
+  %s = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%p, %k : tensor<1x30x30x96xf32>, tensor<3x3x96x32xf32>) outs(%z : tensor<1x28x28x32xf32>) -> tensor<1x28x28x32xf32>
+  return %s : tensor<1x28x28x32xf32>
+}
