@@ -16,7 +16,7 @@ each from the machine model (DMA: the bursts of moving input, weights and
 output once at the DRAM bandwidth)
 (im2col runs between the loads and the matmul of a tile); the cheapest wins,
 ties in the order implicit-gemm, direct, im2col, except that direct goes first
-for a conv whose result a tensor.pad reads: the buffer plan then keeps the
+for a conv whose result only a tensor.pad reads: the buffer plan then keeps the
 result in SRAM padded, written in place by a direct conv (an implicit GEMM
 cannot write the padded buffer's interior, whose rows are strided).
 `strategy=` forces one where it applies.
@@ -78,11 +78,14 @@ def strategy_estimates(op, target) -> dict[str, int] | None:
 
 
 def padded_order(op) -> tuple:
-    """The strategies in the order ties go: direct first when a tensor.pad reads
-    the result (the buffer plan can keep it padded in SRAM only when its writer
-    computes on a strided view of the padded buffer's interior, which an
-    implicit GEMM, viewing its output as a matrix, cannot), else STRATEGIES."""
-    if any(use.owner.operation.name == "tensor.pad" for use in op.results[0].uses):
+    """The strategies in the order ties go: direct first when only a tensor.pad
+    reads the result (the buffer plan can keep it padded in SRAM only when its
+    writer computes on a strided view of the padded buffer's interior, which an
+    implicit GEMM, viewing its output as a matrix, cannot; another reader, a 1x1
+    conv's implicit GEMM say, would have to read that strided interior too),
+    else STRATEGIES."""
+    uses = list(op.results[0].uses)
+    if uses and all(use.owner.operation.name == "tensor.pad" for use in uses):
         return ("direct",) + tuple(s for s in STRATEGIES if s != "direct")
     return STRATEGIES
 

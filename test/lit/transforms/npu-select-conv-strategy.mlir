@@ -56,3 +56,32 @@ func.func @conv$1x1_padded(%x: tensor<1x28x28x64xf32>, %w: tensor<1x1x64x96xf32>
     ins(%p, %k : tensor<1x30x30x96xf32>, tensor<3x3x96x32xf32>) outs(%z : tensor<1x28x28x32xf32>) -> tensor<1x28x28x32xf32>
   return %s : tensor<1x28x28x32xf32>
 }
+
+// -----
+
+// A 1x1 conv whose result a pad and another conv read (SqueezeNet's squeeze,
+// read by its 1x1 and its padded 3x3 expand): the tie stays with the implicit
+// GEMM. Kept padded, the result's interior would be a strided view that the
+// other reader, an implicit GEMM too, cannot read as its matrix.
+
+// CHECK-LABEL: func.func @conv$1x1_padded_and_read
+// CHECK:         npu.conv_strategy = "implicit-gemm"
+func.func @conv$1x1_padded_and_read(%x: tensor<2x27x27x64xf32>, %w: tensor<1x1x64x16xf32>, %y: tensor<2x27x27x16xf32>,
+                                    %w1: tensor<1x1x16x64xf32>, %y1: tensor<2x27x27x64xf32>,
+                                    %k: tensor<3x3x16x64xf32>, %z: tensor<2x27x27x64xf32>) -> (tensor<2x27x27x64xf32>, tensor<2x27x27x64xf32>) {
+  // expected-remark @below {{conv strategy implicit-gemm (direct ~7354 cycles, implicit-gemm ~7354 cycles, im2col ~8820 cycles)}}
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<2x27x27x64xf32>, tensor<1x1x64x16xf32>) outs(%y : tensor<2x27x27x16xf32>) -> tensor<2x27x27x16xf32>
+  // expected-remark @below {{conv strategy implicit-gemm}}
+  %e1 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%r, %w1 : tensor<2x27x27x16xf32>, tensor<1x1x16x64xf32>) outs(%y1 : tensor<2x27x27x64xf32>) -> tensor<2x27x27x64xf32>
+  %c = arith.constant 0.0 : f32
+  %p = tensor.pad %r low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %l: index, %m: index):
+    tensor.yield %c : f32
+  } : tensor<2x27x27x16xf32> to tensor<2x29x29x16xf32>
+  // expected-remark @below {{conv strategy direct}}
+  %e3 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%p, %k : tensor<2x29x29x16xf32>, tensor<3x3x16x64xf32>) outs(%z : tensor<2x27x27x64xf32>) -> tensor<2x27x27x64xf32>
+  return %e1, %e3 : tensor<2x27x27x64xf32>, tensor<2x27x27x64xf32>
+}
