@@ -122,7 +122,7 @@ class NpuSelectConvStrategy(ModulePass):
             why = ", ".join(f"{name} ~{cycles} cycles" for name, cycles in
                             sorted(estimates.items(), key=lambda item: item[1]))
             if order != STRATEGIES and estimates.get("implicit-gemm") == estimates[chosen]:
-                why += "; direct at a tie: a pad reads the result, and a direct conv " \
+                why += "; direct at a tie: only a pad reads the result, and a direct conv " \
                        "writes the padded buffer's interior in place"
         op.attributes[STRATEGY_ATTR] = ir.StringAttr.get(chosen)
         context.diagnostics.remark(op.location, f"conv strategy {chosen} ({why})")

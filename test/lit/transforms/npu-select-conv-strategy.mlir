@@ -43,7 +43,7 @@ func.func @conv$3x3(%x: tensor<1x58x58x64xf16>, %w: tensor<3x3x64x64xf16>, %y: t
 // CHECK:         npu.conv_strategy = "direct"
 func.func @conv$1x1_padded(%x: tensor<1x28x28x64xf32>, %w: tensor<1x1x64x96xf32>, %y: tensor<1x28x28x96xf32>,
                            %k: tensor<3x3x96x32xf32>, %z: tensor<1x28x28x32xf32>) -> tensor<1x28x28x32xf32> {
-  // expected-remark @below {{conv strategy direct (direct ~8224 cycles, implicit-gemm ~8224 cycles, im2col ~9016 cycles; direct at a tie: a pad reads the result, and a direct conv writes the padded buffer's interior in place)}}
+  // expected-remark @below {{conv strategy direct (direct ~8224 cycles, implicit-gemm ~8224 cycles, im2col ~9016 cycles; direct at a tie: only a pad reads the result, and a direct conv writes the padded buffer's interior in place)}}
   %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
     ins(%x, %w : tensor<1x28x28x64xf32>, tensor<1x1x64x96xf32>) outs(%y : tensor<1x28x28x96xf32>) -> tensor<1x28x28x96xf32>
   %c = arith.constant 0.0 : f32
