@@ -14,12 +14,13 @@ from mlir import ir
 
 from atvoss_mlir.context import make_context
 from atvoss_mlir.diagnostics import DiagnosticError
-from atvoss_mlir.passes import tile_search
+from atvoss_mlir.passes import tile_candidates, tile_search
 from atvoss_mlir.passes.npu_tile import Unsupported, dma_cycles, linalg_ops, tiling_problem
 from atvoss_mlir.passes.tile_cost import estimate, trip_counts, working_set
 from atvoss_mlir.recipes.problem import LoopDim
-from atvoss_mlir.passes.tile_search import (Schedule, Space, choose_schedule, loop_orders, search,
-                                            signature, tile_grid, transfer_cycles)
+from atvoss_mlir.passes.tile_candidates import loop_orders, tile_grid
+from atvoss_mlir.passes.tile_search import (Schedule, Space, choose_schedule, search, signature,
+                                            transfer_cycles)
 from atvoss_mlir.target import parse_target
 from test_lowering_cases import check_case, compile_text, conv_case, matmul_case
 
@@ -272,15 +273,15 @@ def test_thinning_keeps_small_tiles_and_the_whole_dim():
     """A space over MAX_CANDIDATES thins its longest dim's upper half: the
     sizes left grow geometrically, the small ones and the whole dim stay."""
     target = parse_target("npu")
-    values = tile_search.candidates(LoopDim("m", 100000, candidates="stream"), target)
+    values = tile_candidates.candidates(LoopDim("m", 100000, candidates="stream"), target)
     thinned = values
     while len(thinned) > 20:
-        thinned = tile_search.thinned(thinned)
+        thinned = tile_candidates.thinned(thinned)
     assert thinned[:6] == values[:6]
     assert thinned[-1] == 100000 and thinned == sorted(set(thinned))
     ratios = [b / a for a, b in zip(thinned[6:], thinned[7:])]
     assert all(r > 1 for r in ratios) and ratios[-2] > ratios[0]
-    assert tile_search.thinned([32, 100000]) == [100000]
+    assert tile_candidates.thinned([32, 100000]) == [100000]
 
 
 def test_a_huge_gemm_keeps_array_sized_tiles():

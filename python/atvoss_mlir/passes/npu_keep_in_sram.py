@@ -44,7 +44,8 @@ from ..recipes.tile_ir import static, subview
 from .npu_allocate_sram import resident_offset
 from .npu_pad_in_place import fill_value, halo, padded_copy_target
 from .tile_cost import aligned
-from .tile_search import reads_resident_whole, search
+from .tile_candidates import reads_resident_whole
+from .tile_search import search
 
 
 def name_of(op) -> str:

@@ -39,9 +39,9 @@ the array: M/N/K, output/input channels); output rows of convolutions take
 every balanced split. The streamed dimension (matmul M, conv output pixels)
 is not capped by tile-max: a longer stream amortises the array's weight fill.
 The cheapest candidate that fits wins; ties go to fewer, larger tiles. The
-search (tile_search.py) evaluates all candidates at once, memoises schedules
-per op signature, and tries fewer stages and tiles below tile-min before it
-refuses.
+search (tile_search.py; the candidates, tile_candidates.py) evaluates all
+candidates at once, memoises schedules per op signature, and tries fewer
+stages and tiles below tile-min before it refuses.
 """
 
 from __future__ import annotations
@@ -66,8 +66,9 @@ from .npu_keep_in_sram import resident_budgets
 # The search over tile sizes and loop orders; its names stay importable from here.
 from .tile_cost import (buffer_count, estimate, reuse_period, trip_counts,  # noqa: F401
                         working_set)
-from .tile_search import (MAX_CANDIDATES, Schedule, candidates,  # noqa: F401
-                          choose_schedule, describe, loop_orders, reads_resident_whole, search)
+from .tile_candidates import (MAX_CANDIDATES, candidates, loop_orders,  # noqa: F401
+                              reads_resident_whole)
+from .tile_search import Schedule, choose_schedule, describe, search  # noqa: F401
 
 STAGES_ATTR = "npu.pipeline_stages"    # set when an op fits only with fewer stages
 

@@ -2,8 +2,8 @@
 that fits the SRAM budget.
 
 A schedule is a tile size per loop dimension and a loop order. The candidate
-space is the product of the per-dimension candidates (`candidates`) times the
-loop orders (`loop_orders`); the cost model of `npu_tile` is evaluated over
+space (tile_candidates.py) is the product of the per-dimension candidates
+times the loop orders; the cost model of `npu_tile` is evaluated over
 the whole space at once, as numpy arrays:
 
   - the quantities of one operand (tile bytes, DMA cycles of a tile) depend
@@ -41,10 +41,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..recipes.problem import Tiled, Window, in_place, views_buffer_as_matrix
-from ..recipes.requantize import REQUANTIZE
+from ..recipes.problem import in_place
 from .. import machine_model
 from ..target import NpuTarget
+from .tile_candidates import loop_orders, tile_grid
 from .tile_cost import _dma_view, aligned, move_cycles, padding_fills, program_cycles, tile_bytes
 
 # Attributes the search writes; they do not take part in an op's signature.
@@ -58,146 +58,6 @@ class Schedule:
     order: tuple            # loop dims, outermost first
     cycles: int
     working_set: int
-
-
-# ---------------------------------------------------------------------------
-# The candidate space
-# ---------------------------------------------------------------------------
-
-def candidates(dim, target: NpuTarget) -> list[int]:
-    size = dim.size
-    if dim.candidates == "one":
-        return [1]
-    if dim.candidates == "full":
-        return [size]
-    if dim.candidates == "rows":
-        return sorted({-(-size // parts) for parts in range(1, size + 1)})
-    step = min(target.array_rows, target.array_cols)
-    cap = size if dim.candidates == "stream" else min(size, target.tile_max)
-    found = set()
-    if size <= target.tile_max:
-        found.add(size)
-    value = step
-    while value <= cap:
-        found.add(value)
-        value += step if value < 4 * step else 2 * step if value < 16 * step else 4 * step
-    value = step // 2
-    while value >= target.tile_min:
-        if value <= size:
-            found.add(value)
-        value //= 2
-    if dim.candidates == "stream":
-        found.add(size)
-    # -tile-min bounds the array-sized steps too; a whole dim is always a candidate.
-    found = {value for value in found if value >= target.tile_min or value == size}
-    if not found:
-        found.add(min(size, max(target.tile_min, 1)))
-    return sorted(found)
-
-
-def loop_orders(problem) -> list[tuple]:
-    parallel = [i for i, d in enumerate(problem.dims) if not d.reduction]
-    reduction = tuple(i for i, d in enumerate(problem.dims) if d.reduction)
-    varied = [i for i in parallel if problem.dims[i].candidates not in ("one", "full")]
-    fixed = [i for i in parallel if i not in varied]
-    if not problem.recipe.matrix_unit or len(varied) > 3:
-        return [tuple(parallel) + reduction]
-    return [tuple(fixed) + perm + reduction for perm in itertools.permutations(varied)]
-
-
-MAX_CANDIDATES = 40000
-
-
-def written_by_tiles(problem, operand) -> bool:
-    """A resident int8 output the op writes tile by tile in place: each tile's
-    requantisation writes its view of the tensor from the tile's own int32
-    accumulator (a whole-tensor accumulator would be four times its size)."""
-    return operand.is_output and REQUANTIZE in problem.details \
-        and all(isinstance(part, Tiled) for part in operand.region) \
-        and in_place(problem, operand)
-
-
-def read_by_tiles(problem, operand) -> bool:
-    """A resident input the op reads a tile at a time in place along its
-    parallel dims: the skip tensor of a residual add (each tile adds its view
-    of the tensor), a direct conv's input (each tile reads its window of
-    rows)."""
-    if operand.is_output or not in_place(problem, operand):
-        return False
-    windows = [part for part in operand.region if isinstance(part, Window)]
-    return all(isinstance(part, (Tiled, Window)) for part in operand.region) and \
-        not (windows and views_buffer_as_matrix(problem)) and \
-        not any(problem.dims[part.dim].reduction for part in windows)
-
-
-def tiled_in_place(problem, operand) -> set[int]:
-    """The loop dims along which the op reads or writes a resident operand a
-    tile at a time, in place (its reduction dims it reads whole)."""
-    if written_by_tiles(problem, operand):
-        return operand.loop_dims()
-    if read_by_tiles(problem, operand):
-        return {d for d in operand.loop_dims() if not problem.dims[d].reduction}
-    return set()
-
-
-def whole_dims(problem) -> set[int]:
-    """The loop dims of tensors kept in SRAM, which are never tiled (a dim the
-    recipe only takes one at a time stays so: `reads_resident_whole` says
-    whether the op can then read the tensor a slice at a time); but those
-    along which it is `tiled_in_place`."""
-    return {d for operand in problem.operands if operand.resident
-            for d in operand.loop_dims() - tiled_in_place(problem, operand)
-            if problem.dims[d].candidates != "one"}
-
-
-def reads_resident_whole(problem, tiles) -> bool:
-    """Whether the schedule reads every resident operand whole, but along the
-    dims its SRAM tile drops or the op always takes one at a time (a batch),
-    on which it computes in place a slice at a time, and those it is
-    `tiled_in_place` along."""
-    for operand in problem.operands:
-        if not operand.resident:
-            continue
-        sliced = {part.dim for axis, part in enumerate(operand.region)
-                  if axis in operand.dropped} if in_place(problem, operand) else set()
-        sliced |= {part.dim for part in operand.region
-                   if isinstance(part, Tiled) and problem.dims[part.dim].candidates == "one"}
-        if any(tiles[d] < problem.dims[d].size
-               for d in operand.loop_dims() - sliced - tiled_in_place(problem, operand)):
-            return False
-    return True
-
-
-def tile_grid(problem, target: NpuTarget, orders, explicit=None) -> list[list[int]]:
-    """Candidate tile sizes per loop dim, thinned to at most MAX_CANDIDATES
-    schedules (tile tuples x loop orders)."""
-    if explicit is not None:
-        return [[min(t, d.size)] for t, d in zip(explicit, problem.dims)]
-    whole = whole_dims(problem)
-    # Along the dims it reads or writes a resident tensor in place a tile at a
-    # time, the op may still take it whole, as along the others.
-    in_place_dims = {d for operand in problem.operands if operand.resident
-                     for d in tiled_in_place(problem, operand)}
-    per_dim = [[dim.size] if d in whole else
-               sorted(set(candidates(dim, target)) |
-                      ({dim.size} if d in in_place_dims and dim.candidates != "one" else set()))
-               for d, dim in enumerate(problem.dims)]
-    while math.prod(len(c) for c in per_dim) * len(orders) > MAX_CANDIDATES:
-        longest = max(range(len(per_dim)), key=lambda i: len(per_dim[i]))
-        per_dim[longest] = thinned(per_dim[longest])
-    return per_dim
-
-
-def thinned(values: list[int]) -> list[int]:
-    """Every other value of the upper half of `values` (sorted) dropped, the
-    largest kept: repeated, the sizes left grow geometrically, so the small
-    and middling tiles stay (where a long dim's best tile usually is) and the
-    whole dim stays a candidate."""
-    if len(values) <= 2:
-        return values[-1:]
-    half = len(values) // 2
-    upper = values[half:-1][::2] + [values[-1]]
-    return values[:half] + upper
 
 
 # ---------------------------------------------------------------------------
@@ -339,7 +199,7 @@ def kind_transfer_cycles(operand, space: "Space", target: NpuTarget, partials) -
 
 
 _SPACES: dict = {}
-SPACE_ENTRIES = 64   # each holds arrays over up to MAX_CANDIDATES schedules
+SPACE_ENTRIES = 64   # each holds arrays over up to MAX_CANDIDATES schedules (tile_candidates)
 
 
 def evaluated_space(problem, target: NpuTarget, stages: int, explicit=None) -> tuple:

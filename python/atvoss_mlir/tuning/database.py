@@ -87,7 +87,7 @@ class TunedSchedule:
     def fits(self, problem, target) -> bool:
         """Whether the schedule fits the SRAM the op has where it is compiled."""
         from ..passes.tile_cost import working_set
-        from ..passes.tile_search import reads_resident_whole
+        from ..passes.tile_candidates import reads_resident_whole
         c = self.candidate
         if len(c.tiles) != len(problem.dims) or sorted(c.order) != list(range(len(c.tiles))):
             return False

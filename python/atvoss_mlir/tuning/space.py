@@ -4,7 +4,7 @@ pipeline stages and, for matrix-unit ops, the dataflow.
 Tile sizes per dimension are `npu-tile`'s candidates (bounded by -tile-min
 and -tile-max; a whole dimension is always one; a dimension of a tensor kept
 in SRAM is not tiled; thinned as npu-tile thins them to at most
-tile_search.MAX_CANDIDATES tile tuples x orders), loop orders are the ones its
+tile_candidates.MAX_CANDIDATES tile tuples x orders), loop orders are the ones its
 recipe runs, stages 1 to 3, dataflow `ws` or `os`. A candidate is refused
 before it is tried, with the reason counted, when its working set exceeds the
 SRAM budget or when it would tile an operand the buffer plan keeps whole in
@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..passes.npu_tile import matrix_dataflow
-from ..passes.tile_search import (Space, evaluate_space, loop_orders, reads_resident_whole,
-                                  search, signature, tile_grid)
+from ..passes.tile_candidates import loop_orders, reads_resident_whole, tile_grid
+from ..passes.tile_search import Space, evaluate_space, search, signature
 from ..recipes import tiling_problem
 from ..target import NpuTarget
 
