@@ -439,9 +439,7 @@ def first_user(alloc) -> ir.Operation:
     block = alloc.operation.block
     first = None
     for use in alloc.results[0].uses:
-        op = use.owner.operation
-        while op.block != block:
-            op = op.parent
+        op = top_level(use.owner.operation, block)
         if first is None or op.is_before_in_block(first):
             first = op
     return first if first is not None else alloc.operation

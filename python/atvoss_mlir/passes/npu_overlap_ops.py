@@ -165,8 +165,9 @@ class Sizes:
             return False   # a resident tensor placed where one freed here was
         for op in ops:
             if op.name == "npu.alloc":
-                if resident_offset(op) is not None:
-                    residents[op.results[0]] = resident_offset(op)
+                offset = resident_offset(op)
+                if offset is not None:
+                    residents[op.results[0]] = offset
                 else:
                     live += self.of(op.results[0])
             nested = sum(self.nested_peak(block) for region in op.regions
@@ -251,8 +252,9 @@ class NpuOverlapOps(ModulePass):
             return live - pending, 0
         for index, op in enumerate(ops):
             if op.name == "npu.alloc":
-                if resident_offset(op) is not None:
-                    residents[op.results[0]] = resident_offset(op)
+                offset = resident_offset(op)
+                if offset is not None:
+                    residents[op.results[0]] = offset
                 else:
                     live += sizes.of(op.results[0])
             elif op.name == "npu.dealloc" and op not in deferred:
