@@ -9,7 +9,10 @@ of the last op's result need a window of rows of each op before it (a k-row
 kernel at stride s reads (R - 1) * s + k rows), computed for that strip alone.
 The tensors of a strip are small enough for the buffer plan (npu-keep-in-sram)
 to keep in SRAM, and the last op of each strip writes its rows of the result
-in place.
+in place. The chain may start at a transpose into NHWC (a model's NCHW
+input: each strip transposes its rows in SRAM), and its last op may
+accumulate onto a skip tensor (a residual add folded into it): each strip
+starts from its rows of the skip.
 
 Neighbouring strips' windows overlap (the halo), so rows are computed again,
 every strip loads the weights again, and each op of a strip starts and drains
@@ -31,7 +34,7 @@ from mlir.dialects import tensor
 
 from ..frontend.builders import element_of, empty, extract_slice, shape_of, tensor_type
 from ..machine_model import element_bytes, gemm_cycles, type_bytes, vector_cycles
-from ..recipes.ir_queries import ints, optional_attr
+from ..recipes.ir_queries import RESIDUAL_START_ATTR, ints, optional_attr
 from . import ModulePass, PassContext, erase_if_unused, function_bodies
 from .npu_keep_in_sram import name_of
 from .npu_select_conv_strategy import tensor_shape
@@ -61,10 +64,19 @@ class Member:
     kernel: int = 1      # rows of the window (dilated)
     stride: int = 1
     pad_low: int = 0     # tensor.pad: rows added above
+    source_rows_dim: int = 1   # the dim of the source its rows are (a transpose's)
 
     @property
     def source(self) -> ir.Value:
         return self.op.operands[0]
+
+    @property
+    def is_transpose(self) -> bool:
+        return self.op.name == "linalg.transpose"
+
+    def source_bytes(self, rows: int | None = None) -> int:
+        """Bytes of the source, or of `rows` of its rows."""
+        return _bytes(self.source, rows, self.source_rows_dim)
 
     @property
     def is_pad(self) -> bool:
@@ -88,11 +100,12 @@ def _static_nhwc(value: ir.Value) -> bool:
     return shape is not None and len(shape) == 4
 
 
-def _bytes(value: ir.Value, rows: int | None = None) -> int:
-    """Bytes of a static NHWC tensor value, or of `rows` of its rows."""
+def _bytes(value: ir.Value, rows: int | None = None, rows_dim: int = 1) -> int:
+    """Bytes of a static 4-d tensor value, or of `rows` of its rows (dim
+    `rows_dim`: 1 in NHWC)."""
     shape = shape_of(value)
     if rows is not None:
-        shape = [shape[0], rows] + shape[2:]
+        shape = shape[:rows_dim] + [rows] + shape[rows_dim + 1:]
     return math.prod(shape) * (element_bytes(element_of(value)) or 0)
 
 
@@ -101,18 +114,32 @@ def _init_of(op) -> ir.Value:
 
 
 def _remakeable_init(op) -> bool:
-    """Whether `op`'s initial value is an empty, a fill or a per-channel
-    broadcast that only it reads (a strip makes its own)."""
+    """Whether `op`'s initial value is an empty, a fill, a per-channel
+    broadcast or a residual start (skip + bias, which a strip makes from its
+    rows of the skip) that only it reads (a strip makes its own)."""
     init = _producer(_init_of(op))
-    if init is None or init.name not in INIT_OPS or len(list(init.results[0].uses)) != 1:
+    if init is None or len(list(init.results[0].uses)) != 1:
+        return False
+    if RESIDUAL_START_ATTR in init.attributes:
+        return shape_of(init.operands[0]) == shape_of(op.results[0])
+    if init.name not in INIT_OPS:
         return False
     return init.name != "linalg.broadcast" or \
         ints(init.attributes["dimensions"], []) == [0, 1, 2]
 
 
+def _skip_of(op) -> ir.Value | None:
+    """The skip tensor `op` accumulates onto (its residual start's), else None."""
+    init = _producer(_init_of(op))
+    return init.operands[0] if init is not None and RESIDUAL_START_ATTR in init.attributes \
+        else None
+
+
 def member_of(op) -> Member | None:
     """`op` as a chain member: a window op on static NHWC tensors making its own
-    initial value, or a tensor.pad of rows and columns."""
+    initial value, a tensor.pad of rows and columns, or a transpose into NHWC
+    that keeps the batch dim (the model's NCHW input: its strips transpose
+    rows of it in SRAM)."""
     if len(op.results) != 1 or not len(op.operands) or not _static_nhwc(op.results[0]) \
             or not _static_nhwc(op.operands[0]):
         return None
@@ -123,6 +150,10 @@ def member_of(op) -> Member | None:
         stride = ints(optional_attr(op, "strides"), [1, 1])[0]
         kernel = shape_of(op.operands[1])[0]
         return Member(op, kernel=(kernel - 1) * dilation + 1, stride=stride)
+    if op.name == "linalg.transpose" and _remakeable_init(op):
+        permutation = ints(op.attributes["permutation"], [])
+        if permutation[0] == 0:
+            return Member(op, source_rows_dim=permutation[1])
     if op.name == "tensor.pad" and len(op.operands) == 1 and _constant_padding(op):
         low = ints(op.attributes["static_low"], [])
         high = ints(op.attributes["static_high"], [])
@@ -150,7 +181,7 @@ def chain_ending_at(last, claimed: set) -> list[Member]:
             use.owner.operation.name == "tensor.pad" for use in last.results[0].uses):
         return []
     chain = [first]
-    while True:
+    while not chain[-1].is_transpose:   # a transpose's source rows are another dim
         producer = _producer(chain[-1].source)
         if producer is None or producer in claimed \
                 or len(list(producer.results[0].uses)) != 1:
@@ -173,6 +204,8 @@ def compute_cycles(member: Member, rows: int, target) -> int:
     if member.is_pad:
         return 0
     n, _, width, channels = shape_of(op.results[0])
+    if member.is_transpose:
+        return vector_cycles(n * rows * width * channels, target)
     if op.name == "linalg.conv_2d_nhwc_hwcf":
         kh, kw, cin, _ = shape_of(op.operands[1])
         return gemm_cycles(n * rows * width, channels, kh * kw * cin, target)
@@ -220,14 +253,23 @@ def strip_ranges(members: list, first: int, last: int) -> list:
     return ranges
 
 
+def skip_bytes(member: Member, target, rows: int | None = None) -> int:
+    """Bytes of the skip tensor `member` accumulates onto (or of `rows` of its
+    rows) read from DRAM: none when the buffer plan can keep it."""
+    skip = None if member.is_pad else _skip_of(member.op)
+    if skip is None or _bytes(skip) <= target.max_sram_bytes * STRIP_SHARE:
+        return 0
+    return _bytes(skip, rows)
+
+
 def whole_cycles(members: list, target) -> int:
     """Estimated cycles of the members whole: a tensor over STRIP_SHARE of the
     SRAM goes through DRAM (the buffer plan keeps smaller ones)."""
     kept = target.max_sram_bytes * STRIP_SHARE
     cycles = 0
     for member in members:
-        traffic = weight_bytes(member) + sum(
-            size for size in (_bytes(member.source), _bytes(member.op.results[0]))
+        traffic = weight_bytes(member) + skip_bytes(member, target) + sum(
+            size for size in (member.source_bytes(), _bytes(member.op.results[0]))
             if size > kept)
         cycles += member_cycles(member, shape_of(member.op.results[0])[1], traffic, target)
     return cycles
@@ -248,7 +290,7 @@ def evaluate(members: list, rows: int, target) -> Plan | None:
             member, (first, last) = members[i], ranges[i]
             out = _bytes(member.op.results[0], last - first)
             source_first, source_last = member.input_rows(first, last)
-            inputs = _bytes(member.source, source_last - source_first)
+            inputs = member.source_bytes(source_last - source_first)
             if i + 1 == len(members):
                 loads = inputs
             # Its input and output kept in SRAM, and its weights beside them.
@@ -258,7 +300,8 @@ def evaluate(members: list, rows: int, target) -> Plan | None:
                 return None
             if member.is_pad:
                 continue
-            traffic = weight_bytes(member) + (out if i == 0 else 0) + loads
+            traffic = weight_bytes(member) + (out if i == 0 else 0) + loads + \
+                skip_bytes(member, target, last - first)
             loads = 0
             cycles += member_cycles(member, last - first, traffic, target) + \
                 OP_START_SETUPS * target.dma_setup_cycles
@@ -299,20 +342,26 @@ def _copy_at_shape(op, operands: dict, shape, anchor) -> ir.Operation:
     return copy
 
 
-def _init_at_shape(init_op, shape, anchor, into: ir.Value | None = None) -> ir.Value:
-    """`init_op` (an empty, a fill or a broadcast) made again at `shape`,
-    writing into `into` when given (a slice of the chain's result)."""
+def _init_at_shape(init_op, shape, anchor, into: ir.Value | None = None,
+                   first: int = 0) -> ir.Value:
+    """`init_op` (an empty, a fill, a broadcast or a residual start) made again
+    at `shape` for output rows from `first`, writing into `into` when given (a
+    slice of the chain's result)."""
     with ir.InsertionPoint(anchor), init_op.location:
         destination = into if into is not None else empty(shape, element_of(init_op.results[0]))
         if init_op.name == "tensor.empty":
             return destination
-        return _copy_at_shape(init_op, {len(init_op.operands) - 1: destination}, shape,
-                              anchor).results[0]
+        operands = {len(init_op.operands) - 1: destination}
+        if RESIDUAL_START_ATTR in init_op.attributes:
+            operands[0] = _slice_rows(init_op.operands[0], first, first + shape[1])
+        return _copy_at_shape(init_op, operands, shape, anchor).results[0]
 
 
-def _slice_rows(value: ir.Value, first: int, last: int) -> ir.Value:
+def _slice_rows(value: ir.Value, first: int, last: int, dim: int = 1) -> ir.Value:
     shape = shape_of(value)
-    return extract_slice(value, [0, first, 0, 0], [shape[0], last - first] + shape[2:])
+    offsets, sizes = [0] * len(shape), list(shape)
+    offsets[dim], sizes[dim] = first, last - first
+    return extract_slice(value, offsets, sizes)
 
 
 def _destination(last):
@@ -346,7 +395,8 @@ def cascade(plan: Plan) -> None:
         anchor, result, offsets = destination[0], destination[0].operands[1], destination[1]
     for ranges in plan.strips:
         with ir.InsertionPoint(anchor):
-            value = _slice_rows(chain_input, *members[-1].input_rows(*ranges[-1]))
+            value = _slice_rows(chain_input, *members[-1].input_rows(*ranges[-1]),
+                                members[-1].source_rows_dim)
         for member, (first, end) in reversed(list(zip(members, ranges))):
             op = member.op
             shape = shape_of(op.results[0])
@@ -370,7 +420,7 @@ def cascade(plan: Plan) -> None:
                         # live from there (the buffer plan sees it from there).
                         result = empty(shape_of(last.results[0]), element_of(last.results[0]))
                     into = extract_slice(result, _rows_at(offsets, first), shape)
-            init = _init_at_shape(_producer(_init_of(op)), shape, anchor, into)
+            init = _init_at_shape(_producer(_init_of(op)), shape, anchor, into, first)
             value = _copy_at_shape(op, {0: value, len(op.operands) - 1: init}, shape,
                                    anchor).results[0]
         with ir.InsertionPoint(anchor):
@@ -386,6 +436,11 @@ def cascade(plan: Plan) -> None:
         init = None if member.is_pad else _init_of(member.op)
         member.op.erase()
         if init is not None:
+            start = _producer(init)
+            if start is not None and RESIDUAL_START_ATTR in start.attributes \
+                    and not list(init.uses):
+                init = _init_of(start)
+                start.erase()
             erase_if_unused(init)
 
 

@@ -168,3 +168,87 @@ func.func @second(%x: tensor<1x40x40x16xf32>) -> tensor<1x20x20x24xf32> {
   %c2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%d, %w2 : tensor<1x20x20x96xf32>, tensor<1x1x96x24xf32>) outs(%i3 : tensor<1x20x20x24xf32>) -> tensor<1x20x20x24xf32>
   return %c2 : tensor<1x20x20x24xf32>
 }
+
+// -----
+
+// A model's NCHW input transposed to NHWC for its first conv (MobileNetV2's
+// stem): the transpose keeps the batch dim and maps the result's rows to the
+// input's dim 2, so it heads the chain. Each strip slices its rows of the NCHW
+// input (a strided DMA of three row blocks) and transposes them in SRAM: the
+// 602,112 B transposed image never goes through DRAM. The first strip's 13
+// output rows need 28 input rows (stem rows 0..13 at stride 2, the pad row
+// above), the second's rows 23..53.
+
+// CHECK-LABEL: func.func @nchw_input
+// CHECK-SAME:    (%[[X:.*]]: tensor<1x3x224x224xf32>)
+// CHECK:         %[[S0:.*]] = tensor.extract_slice %[[X]][0, 0, 0, 0] [1, 3, 28, 224] [1, 1, 1, 1]
+// CHECK:         linalg.transpose ins(%[[S0]] : tensor<1x3x28x224xf32>) outs(%{{.*}} : tensor<1x28x224x3xf32>) permutation = [0, 2, 3, 1]
+// CHECK:         tensor.insert_slice
+// CHECK:         %[[S1:.*]] = tensor.extract_slice %[[X]][0, 0, 23, 0] [1, 3, 31, 224] [1, 1, 1, 1]
+// CHECK:         linalg.transpose ins(%[[S1]] : tensor<1x3x31x224xf32>) outs(%{{.*}} : tensor<1x31x224x3xf32>) permutation = [0, 2, 3, 1]
+// CHECK-NOT:     tensor<1x224x224x3xf32>
+func.func @nchw_input(%x: tensor<1x3x224x224xf32>) -> tensor<1x112x112x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %w0 = arith.constant dense<0.125> : tensor<3x3x3x32xf32>
+  %wd = arith.constant dense<0.25> : tensor<3x3x32xf32>
+  %w1 = arith.constant dense<0.5> : tensor<1x1x32x16xf32>
+  %et = tensor.empty() : tensor<1x224x224x3xf32>
+  %t = linalg.transpose ins(%x : tensor<1x3x224x224xf32>) outs(%et : tensor<1x224x224x3xf32>) permutation = [0, 2, 3, 1]
+  %p0 = tensor.pad %t low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<1x224x224x3xf32> to tensor<1x226x226x3xf32>
+  %e0 = tensor.empty() : tensor<1x112x112x32xf32>
+  %i0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x112x112x32xf32>) -> tensor<1x112x112x32xf32>
+  %c0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%p0, %w0 : tensor<1x226x226x3xf32>, tensor<3x3x3x32xf32>) outs(%i0 : tensor<1x112x112x32xf32>) -> tensor<1x112x112x32xf32>
+  %p1 = tensor.pad %c0 low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<1x112x112x32xf32> to tensor<1x114x114x32xf32>
+  %e1 = tensor.empty() : tensor<1x112x112x32xf32>
+  %i1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x112x112x32xf32>) -> tensor<1x112x112x32xf32>
+  %d = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p1, %wd : tensor<1x114x114x32xf32>, tensor<3x3x32xf32>) outs(%i1 : tensor<1x112x112x32xf32>) -> tensor<1x112x112x32xf32>
+  %e2 = tensor.empty() : tensor<1x112x112x16xf32>
+  %i2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x112x112x16xf32>) -> tensor<1x112x112x16xf32>
+  // expected-remark-re @below {{cascaded 'linalg.transpose' at line {{[0-9]+}}, 'linalg.conv_2d_nhwc_hwcf' at line {{[0-9]+}}, 'linalg.depthwise_conv_2d_nhwc_hwc' at line {{[0-9]+}}, 'linalg.conv_2d_nhwc_hwcf' at line {{[0-9]+}} in 9 strips of 13 rows: the 3813376 B between them stay in SRAM a strip at a time (estimated 147655 -> 117780 cycles)}}
+  %c1 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%d, %w1 : tensor<1x112x112x32xf32>, tensor<1x1x32x16xf32>) outs(%i2 : tensor<1x112x112x16xf32>) -> tensor<1x112x112x16xf32>
+  return %c1 : tensor<1x112x112x16xf32>
+}
+
+// -----
+
+// The last conv accumulates onto a skip tensor (a residual add folded into it:
+// its initial value is skip + bias, marked npu.residual_start). Each strip
+// makes its own start from its rows of the skip, in its rows of the result,
+// and the whole-size start goes. Whole, the 3,211,264 B between the 1x1 convs
+// go to DRAM and back.
+
+// CHECK-LABEL: func.func @residual
+// CHECK-SAME:    (%[[X:.*]]: tensor<1x56x56x16xf32>, %[[SKIP:.*]]: tensor<1x56x56x16xf32>)
+// CHECK-NOT:     npu.residual_start
+// CHECK:         %[[R:.*]] = tensor.empty() : tensor<1x56x56x16xf32>
+// CHECK:         %[[R0:.*]] = tensor.extract_slice %[[R]][0, 0, 0, 0] [1, 7, 56, 16] [1, 1, 1, 1]
+// CHECK:         %[[S0:.*]] = tensor.extract_slice %[[SKIP]][0, 0, 0, 0] [1, 7, 56, 16] [1, 1, 1, 1]
+// CHECK:         %[[B0:.*]] = linalg.generic {{.*}} ins(%[[S0]], %{{.*}} : tensor<1x7x56x16xf32>, tensor<16xf32>) outs(%[[R0]] : tensor<1x7x56x16xf32>) attrs =  {npu.residual_start}
+// CHECK:         %[[C0:.*]] = linalg.conv_2d_nhwc_hwcf {{.*}} outs(%[[B0]] : tensor<1x7x56x16xf32>)
+// CHECK:         tensor.insert_slice %[[C0]] into %[[R]][0, 0, 0, 0] [1, 7, 56, 16] [1, 1, 1, 1]
+// CHECK:         tensor.extract_slice %[[SKIP]][0, 7, 0, 0] [1, 7, 56, 16] [1, 1, 1, 1]
+// CHECK-NOT:     tensor<1x56x56x256xf32>
+func.func @residual(%x: tensor<1x56x56x16xf32>, %skip: tensor<1x56x56x16xf32>) -> tensor<1x56x56x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %w1 = arith.constant dense<0.125> : tensor<1x1x16x256xf32>
+  %w2 = arith.constant dense<0.5> : tensor<1x1x256x16xf32>
+  %b2 = arith.constant dense<1.0> : tensor<16xf32>
+  %e1 = tensor.empty() : tensor<1x56x56x256xf32>
+  %i1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x56x56x256xf32>) -> tensor<1x56x56x256xf32>
+  %c1 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w1 : tensor<1x56x56x16xf32>, tensor<1x1x16x256xf32>) outs(%i1 : tensor<1x56x56x256xf32>) -> tensor<1x56x56x256xf32>
+  %e3 = tensor.empty() : tensor<1x56x56x16xf32>
+  %i3 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%skip, %b2 : tensor<1x56x56x16xf32>, tensor<16xf32>) outs(%e3 : tensor<1x56x56x16xf32>) attrs = {npu.residual_start} {
+  ^bb0(%in: f32, %bias: f32, %out: f32):
+    %s = arith.addf %in, %bias : f32
+    linalg.yield %s : f32
+  } -> tensor<1x56x56x16xf32>
+  // expected-remark-re @below {{cascaded 'linalg.conv_2d_nhwc_hwcf' at line {{[0-9]+}}, 'linalg.conv_2d_nhwc_hwcf' at line {{[0-9]+}} in 8 strips of 7 rows: the 3211264 B between them stay in SRAM a strip at a time (estimated 100864 -> 71808 cycles)}}
+  %c2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%c1, %w2 : tensor<1x56x56x256xf32>, tensor<1x1x256x16xf32>) outs(%i3 : tensor<1x56x56x16xf32>) -> tensor<1x56x56x16xf32>
+  return %c2 : tensor<1x56x56x16xf32>
+}

@@ -121,6 +121,35 @@ def test_residual_block_cascades_up_to_the_add():
     assert all("project" not in message for message in cascades(compiled))
 
 
+def bottleneck(size: int = 56, channels: int = 32):
+    """1x1 conv 32 -> 256, relu, 1x1 conv 256 -> 32, + x: DRAM-bound whole (the
+    3.2 MB tensor between the convs is written and read back); the 401,408 B
+    result is large enough for the add to fold into the last conv."""
+    rng = np.random.default_rng(14)
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["e"]),
+             helper.make_node("Relu", ["e"], ["r"]),
+             helper.make_node("Conv", ["r", "w2", "b2"], ["p"]),
+             helper.make_node("Add", ["p", "x"], ["y"])]
+    return model(nodes, {"x": [1, channels, size, size]}, {"y": [1, channels, size, size]},
+                 {"w1": weight(rng, 256, channels, 1, 1), "b1": weight(rng, 256),
+                  "w2": weight(rng, channels, 256, 1, 1), "b2": weight(rng, channels)})
+
+
+@pytest.mark.parametrize("target", ["npu", "npu -pipeline-stages=1", "npu -layout-pref=auto",
+                                    "npu -max-sram-bytes=262144"])
+def test_chain_ending_at_a_residual_add_in_strips_matches_onnxruntime(target):
+    """The last conv accumulates onto the skip (the add folded into it): each
+    strip starts from its rows of the skip plus the bias, in its rows of the
+    result, so the chain runs in strips up to the add."""
+    compiled, _ = compile_and_check(bottleneck(), feeds(32, 56), target, rtol=1e-5, atol=1e-5)
+    if target == "npu":
+        assert any("residual add folded in" in r.message for r in compiled.remarks)
+        assert cascades(compiled), [r.message for r in compiled.remarks]
+        whole, _ = compile_and_check(bottleneck(), feeds(32, 56), "npu -fusion=1",
+                                     rtol=1e-5, atol=1e-5)
+        assert dram_bytes(compiled) < dram_bytes(whole) - 2 * 56 * 56 * 256 * 4
+
+
 @pytest.mark.parametrize("target", ["npu", "npu -pipeline-stages=1", "npu -layout-pref=NCHW"])
 def test_stem_conv_and_pool_in_strips_matches_onnxruntime(target):
     compiled, _ = compile_and_check(stem(), feeds(3, 128), target, rtol=1e-5, atol=1e-5)
