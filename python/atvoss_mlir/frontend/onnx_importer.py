@@ -238,8 +238,10 @@ class GraphImporter:
             except Exception as failure:  # a malformed node or an importer bug
                 if os.environ.get("ATVOSS_DEBUG"):
                     raise
+                reason = self._onnx_reason(proto, opset) or \
+                    f"{type(failure).__name__}: {failure}"
                 raise error_at(location, f"node '{name}' ({proto.op_type}, opset {opset}): "
-                               f"{type(failure).__name__}: {failure}") from None
+                               f"{reason}") from None
         for output_name, value in zip(proto.output, outputs):
             if output_name and value is not None:  # None: an output the op leaves undefined
                 self._check_inferred(node, output_name, value)
@@ -261,6 +263,22 @@ class GraphImporter:
         for output_name in proto.output:
             if output_name and output_name not in self.values:
                 raise ImportFailure(f"its ONNX function does not compute '{output_name}'")
+
+    def _onnx_reason(self, proto: onnx.NodeProto, opset: int) -> str | None:
+        """Why ONNX itself finds the node malformed (its schema check and shape
+        inference, on the node's input types), if it does: a clearer reason than
+        the exception a handler met on it."""
+        try:
+            schema = onnx.defs.get_schema(proto.op_type, opset, proto.domain or "")
+            types = {name: self._type_proto(name) for name in proto.input if name}
+            if any(t is None for t in types.values()):
+                return None
+            onnx.shape_inference.infer_node_outputs(schema, proto, types)
+        except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as error:
+            return f"malformed for ONNX: {str(error).strip()}"
+        except Exception:  # noqa: BLE001 - no schema, or inference cannot say
+            return None
+        return None
 
     def _type_proto(self, name: str) -> onnx.TypeProto | None:
         if not name:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import math as pymath
 
 import numpy as np
-import onnx
 from mlir import ir
 from mlir.dialects import arith, math
 
 from . import builders as b
 from .onnx_importer import folds, handles
+from .ops_fold import cast_dtype
 
 
 def _int_div(x, y):
@@ -238,7 +238,7 @@ def _bound(node, index, what):
 
 @handles("Cast")
 def cast(node):
-    target_dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(node.attr("to")))
+    target_dtype = cast_dtype(node)
     target_type = b.element_type_of(target_dtype)
     if target_dtype.kind == "u":
         raise node.unsupported(f"Cast to the unsigned type {target_dtype.name}")

@@ -30,6 +30,11 @@ def constant(node, inputs):
 def constant_of_shape(node, inputs):
     value = node.attr("value")
     value = np.zeros(1, np.float32) if value is None else np.asarray(value).reshape(-1)
+    if inputs[0].ndim != 1 or value.size != 1:
+        raise ImportFailure(f"the shape (input 0) must be 1-d and 'value' one element (have "
+                            f"shapes {list(inputs[0].shape)} and {list(value.shape)})")
+    if (inputs[0] < 0).any():
+        raise ImportFailure(f"the shape {inputs[0].tolist()} has a negative dim")
     return [np.full([int(d) for d in inputs[0]], value[0], value.dtype)]
 
 
@@ -47,7 +52,18 @@ def size(node, inputs):
 
 @folds("Cast")
 def cast(node, inputs):
-    return [inputs[0].astype(onnx.helper.tensor_dtype_to_np_dtype(node.attr("to")))]
+    return [inputs[0].astype(cast_dtype(node))]
+
+
+def cast_dtype(node) -> np.dtype:
+    """The numpy type of a Cast's 'to' attribute."""
+    to = node.attr("to")
+    if to is None:
+        raise ImportFailure("a Cast needs a 'to' attribute (the element type)")
+    try:
+        return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(to))
+    except (KeyError, TypeError):
+        raise ImportFailure(f"'to' = {to} is not an ONNX element type") from None
 
 
 @folds("Gather")
@@ -58,7 +74,12 @@ def gather(node, inputs):
 
 @folds("Range")
 def range_(node, inputs):
+    for value, name in zip(inputs, ("start", "limit", "delta")):
+        if np.asarray(value).size != 1:
+            raise ImportFailure(f"{name} must be a scalar, not of shape {list(value.shape)}")
     start, limit, delta = (np.asarray(v).reshape(()) for v in inputs)
+    if delta == 0:
+        raise ImportFailure("delta is 0: the range never reaches its limit")
     return [np.arange(start, limit, delta).astype(start.dtype)]
 
 

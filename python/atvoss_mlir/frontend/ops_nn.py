@@ -18,6 +18,10 @@ from .onnx_importer import ImportFailure, handles
 @handles("Gemm")
 def gemm(node):
     alpha, beta = node.attr("alpha", 1.0), node.attr("beta", 1.0)
+    for index, name in ((0, "A"), (1, "B")):
+        if len(node.shape(index)) != 2:
+            raise ImportFailure(f"{name} (input {index}) must be 2-d, not of shape "
+                                f"{list(node.shape(index))}")
     a = node.value(0)
     if node.attr("transA", 0):
         a = b.transpose(a, [1, 0])
@@ -34,6 +38,8 @@ def gemm(node):
             weight = b.transpose(weight, [1, 0])
         if alpha != 1.0:
             a = b.elementwise([a], lambda v: arith.mulf(v[0], b.const_like(alpha, v[0])))
+    if b.shape_of(a)[1] != b.shape_of(weight)[0]:
+        raise ImportFailure(f"cannot multiply {b.shape_of(a)} by {b.shape_of(weight)}")
     m, n = b.shape_of(a)[0], b.shape_of(weight)[1]
     element_type = b.element_of(a)
     bias = node.constant(2)
@@ -71,6 +77,9 @@ def matmul_of(a, w):
     """ONNX MatMul of `a` by `w`: a 2-D B folds A's batch dims into M, a
     batched one broadcasts; a 1-D operand's dim is dropped from the result."""
     a_shape, w_shape = b.shape_of(a), b.shape_of(w)
+    if not a_shape or not w_shape:
+        raise ImportFailure(f"cannot multiply {a_shape} by {w_shape}: a scalar has no "
+                            f"matrix product")
     a_vector, w_vector = len(a_shape) == 1, len(w_shape) == 1
     if len(a_shape) == 1:
         a = b.reshape(a, [1, a_shape[0]])

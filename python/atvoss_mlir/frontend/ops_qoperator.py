@@ -72,6 +72,8 @@ def qlinear_global_average_pool(node):
 def qlinear_concat(node):
     """Inputs of the output's scale and zero point are concatenated as they
     are; the others are requantised to it (dequantised, quantised)."""
+    if node.attr("axis") is None:
+        raise ImportFailure("a QLinearConcat needs an 'axis' attribute")
     (y_q,) = per_tensor(node, 0)
     parts = []
     for index in range(2, node.input_count, 3):

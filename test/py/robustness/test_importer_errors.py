@@ -44,8 +44,44 @@ def model(node, inputs, initializers=()):
     (helper.make_node("MaxPool", ["x"], ["y"], name="pool"), [("x", [1, 4, 8, 8])], (),
      "node 'pool' (MaxPool, opset 17): expects an input of rank 4 (3 for 1-D pooling) and a "
      "kernel_shape of its spatial rank, got [1, 4, 8, 8] and None"),
+    (helper.make_node("Gemm", ["x", "w"], ["y"], name="gemm"), [("x", [4])],
+     [("w", np.ones((4, 3), np.float32))],
+     "node 'gemm' (Gemm, opset 17): A (input 0) must be 2-d, not of shape [4]"),
+    (helper.make_node("Gemm", ["x", "w"], ["y"], name="gemm", transB=1), [("x", [2, 4])],
+     [("w", np.ones((4, 3), np.float32))],
+     "node 'gemm' (Gemm, opset 17): cannot multiply [2, 4] by [3, 4]"),
+    (helper.make_node("MatMul", ["x", "w"], ["y"], name="matmul"), [("x", [])],
+     [("w", np.ones(3, np.float32))],
+     "node 'matmul' (MatMul, opset 17): cannot multiply [] by [3]: a scalar has no matrix "
+     "product"),
+    (helper.make_node("Range", ["s", "l", "d"], ["y"], name="range"), [],
+     [("s", np.zeros(2, np.float32)), ("l", np.array(4, np.float32)),
+      ("d", np.array(1, np.float32))],
+     "node 'range' (Range, opset 17): start must be a scalar, not of shape [2]"),
+    (helper.make_node("Range", ["s", "l", "d"], ["y"], name="range"), [],
+     [("s", np.array(0, np.float32)), ("l", np.array(4, np.float32)),
+      ("d", np.array(0, np.float32))],
+     "node 'range' (Range, opset 17): delta is 0: the range never reaches its limit"),
+    (helper.make_node("ConstantOfShape", ["s"], ["y"], name="fill"), [],
+     [("s", np.array(3, np.int64))],
+     "node 'fill' (ConstantOfShape, opset 17): the shape (input 0) must be 1-d and 'value' "
+     "one element (have shapes [] and [1])"),
+    (helper.make_node("Cast", ["x"], ["y"], name="cast"), [("x", [2, 3])], (),
+     "node 'cast' (Cast, opset 17): a Cast needs a 'to' attribute (the element type)"),
 ])
 def test_malformed_node(node, inputs, initializers, message):
     with pytest.raises(DiagnosticError) as failure:
         import_onnx(model(node, inputs, initializers))
     assert failure.value.diagnostics[0].message == message
+
+
+def test_malformed_node_without_a_check_of_its_own_gets_onnx_reason():
+    """A node a handler fails on without a check of its own (a Concat missing
+    its required axis) is described by ONNX's schema check and shape
+    inference on the node's inputs, not by the Python exception met."""
+    node = helper.make_node("Concat", ["x", "x"], ["y"], name="cat")
+    with pytest.raises(DiagnosticError) as failure:
+        import_onnx(model(node, [("x", [4])]))
+    message = failure.value.diagnostics[0].message
+    assert message.startswith("node 'cat' (Concat, opset 17): malformed for ONNX: "), message
+    assert "'axis'" in message and "Error: " not in message, message
