@@ -42,6 +42,12 @@ def window_geometry(node, input_sizes, kernel, ceil_mode=False):
         low, high = list(pads[:rank]), list(pads[rank:])
     else:
         raise ImportFailure(f"auto_pad '{auto_pad}'")
+    if len(strides) != rank or len(dilations) != rank or len(low) != rank \
+            or len(high) != rank or min(list(strides) + list(dilations)) < 1 \
+            or min(low + high) < 0:
+        raise ImportFailure(f"strides {list(strides)} and dilations {list(dilations)} must "
+                            f"be {rank} positive ints, pads {low + high} {2 * rank} "
+                            f"non-negative ones")
     outputs = []
     for n, lo, hi, e, s in zip(input_sizes, low, high, effective, strides):
         span = n + lo + hi - e

@@ -66,6 +66,10 @@ def model(node, inputs, initializers=()):
      [("s", np.array(3, np.int64))],
      "node 'fill' (ConstantOfShape, opset 17): the shape (input 0) must be 1-d and 'value' "
      "one element (have shapes [] and [1])"),
+    (helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[3, 3],
+                      strides=[0, 1]), [("x", [1, 4, 8, 8])], (),
+     "node 'pool' (MaxPool, opset 17): strides [0, 1] and dilations [1, 1] must be 2 "
+     "positive ints, pads [0, 0, 0, 0] 4 non-negative ones"),
     (helper.make_node("Cast", ["x"], ["y"], name="cast"), [("x", [2, 3])], (),
      "node 'cast' (Cast, opset 17): a Cast needs a 'to' attribute (the element type)"),
 ])
