@@ -117,6 +117,8 @@ def transpose(node):
 
 @folds("Concat")
 def fold_concat(node, inputs):
+    if node.attr("axis") is None:  # numpy would flatten the inputs
+        raise ImportFailure("a Concat needs an 'axis' attribute")
     return [np.concatenate([i for i in inputs if i is not None], axis=node.attr("axis"))]
 
 

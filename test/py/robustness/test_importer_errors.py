@@ -89,3 +89,13 @@ def test_malformed_node_without_a_check_of_its_own_gets_onnx_reason():
     message = failure.value.diagnostics[0].message
     assert message.startswith("node 'cat' (Concat, opset 17): malformed for ONNX: "), message
     assert "'axis'" in message and "Error: " not in message, message
+
+
+def test_folded_concat_without_axis_is_refused_not_flattened():
+    """A Concat of constants with no axis: numpy's concatenate would flatten
+    them into one vector, a result of another shape than any ONNX allows."""
+    node = helper.make_node("Concat", ["a", "a"], ["y"], name="cat")
+    with pytest.raises(DiagnosticError) as failure:
+        import_onnx(model(node, [], [("a", np.ones((2, 3), np.float32))]))
+    assert failure.value.diagnostics[0].message == \
+        "node 'cat' (Concat, opset 17): a Concat needs an 'axis' attribute"
