@@ -242,7 +242,16 @@ def parse_module(text: str, context: ir.Context, filename: str = "-") -> ir.Modu
         raise DiagnosticError([Diagnostic(
             "error", "malformed MLIR: the upstream parser aborts on it (an assertion) "
             "instead of reporting where", ir.Location.file(filename, 1, 1, context))])
+    # Parsed on this thread alone: the verifier's diagnostics on a malformed
+    # module, emitted from the context's worker threads, reach the Python
+    # diagnostic handler without the GIL and abort the process.
+    threaded = context.get_num_threads() > 1
+    if threaded:
+        context.enable_multithreading(False)
     try:
         return ir.Module.parse(text, context)
     except ir.MLIRError as error:
         raise DiagnosticError(diagnostics_of(error)) from None
+    finally:
+        if threaded:
+            context.enable_multithreading(True)

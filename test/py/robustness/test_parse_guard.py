@@ -3,6 +3,8 @@ cannot read (ui8, si64, f16, ...) are located errors, checked before parsing."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from atvoss_mlir.context import make_context
@@ -315,3 +317,29 @@ def test_arguments_and_typed_uses_after_definitions_parse():
 """
     assert not _used_before_definition(text)
     assert "arith.addf" in str(parse_module(text, make_context(), "in.mlir"))
+
+
+# The fuzzer's case: functions whose bodies hold stray `func.func` lines. The
+# verifier checks the functions on the context's worker threads, and its
+# diagnostics reached the Python handler without the GIL (the process
+# aborted: "Critical nanobind error").
+STRAY_DECLARATIONS = (Path(__file__).resolve().parents[2] / "fuzz" / "regressions" /
+                      "atvoss-opt-bb57f504a3.mlir")
+
+
+def test_verifier_errors_on_worker_threads_are_diagnostics_not_an_abort():
+    """In a subprocess: an abort would kill the test run."""
+    import subprocess
+    import sys
+    code = ("import sys\n"
+            "from atvoss_mlir.context import make_context\n"
+            "from atvoss_mlir.diagnostics import DiagnosticError\n"
+            "from atvoss_mlir.parse_guard import parse_module\n"
+            "try:\n"
+            "    parse_module(sys.stdin.read(), make_context(), 'in.mlir')\n"
+            "except DiagnosticError as failure:\n"
+            "    print(failure.diagnostics[0].message)\n")
+    result = subprocess.run([sys.executable, "-c", code], input=STRAY_DECLARATIONS.read_text(),
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "symbol declaration cannot have public visibility" in result.stdout, result.stdout
