@@ -26,309 +26,18 @@ cannot keep that stays whole gets a remark saying why.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from mlir import ir
 from mlir.dialects import tensor
 
 from ..frontend.builders import element_of, empty, extract_slice, shape_of, tensor_type
-from ..machine_model import element_bytes, gemm_cycles, type_bytes, vector_cycles
-from ..recipes.ir_queries import RESIDUAL_START_ATTR, ints, optional_attr
+from ..recipes.ir_queries import RESIDUAL_START_ATTR, ints
 from . import ModulePass, PassContext, erase_if_unused, function_bodies
+from .cascade_chains import (Member, chain_ending_at, init_of, member_of, node_names,
+                             producer_of, tensor_bytes)
+from .cascade_estimate import MIN_GAIN, STRIP_SHARE, Plan, best_plan, whole_cycles
 from .npu_keep_in_sram import name_of
-from .npu_select_conv_strategy import tensor_shape
-
-WINDOW_OPS = ("linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc",
-              "linalg.pooling_nhwc_max", "linalg.pooling_nhwc_sum")
-# Ops making an op's initial value, which a strip makes again at its own shape.
-INIT_OPS = ("tensor.empty", "linalg.fill", "linalg.broadcast")
-# The most strips a chain is cut into.
-MAX_STRIPS = 32
-# The most of the SRAM a strip's tensors live at one time (an op's input and
-# output) may take: the buffer plan keeps them there beside the ops' tiles.
-STRIP_SHARE = 0.4
-# What an op of a strip costs beyond its compute and traffic, in DMA setups:
-# its first loads and last store overlap no compute of its own.
-OP_START_SETUPS = 6
-# The least share of the chain's estimated cycles a cascade must save: the
-# estimate does not see how the buffer plan and the tile search place the
-# strips, so a small gain may not be one.
-MIN_GAIN = 0.1
-
-
-@dataclass
-class Member:
-    """One op of a chain and how its output rows map to its input rows."""
-    op: ir.Operation
-    kernel: int = 1      # rows of the window (dilated)
-    stride: int = 1
-    pad_low: int = 0     # tensor.pad: rows added above
-    source_rows_dim: int = 1   # the dim of the source its rows are (a transpose's)
-
-    @property
-    def source(self) -> ir.Value:
-        return self.op.operands[0]
-
-    @property
-    def is_transpose(self) -> bool:
-        return self.op.name == "linalg.transpose"
-
-    def source_bytes(self, rows: int | None = None) -> int:
-        """Bytes of the source, or of `rows` of its rows."""
-        return _bytes(self.source, rows, self.source_rows_dim)
-
-    @property
-    def is_pad(self) -> bool:
-        return self.op.name == "tensor.pad"
-
-    def input_rows(self, first: int, last: int) -> tuple[int, int]:
-        """The rows of the op's input that its output rows [first, last) read
-        (for a pad: those of its source, clipped to it)."""
-        if self.is_pad:
-            height = shape_of(self.source)[1]
-            return max(first - self.pad_low, 0), min(last - self.pad_low, height)
-        return first * self.stride, (last - 1) * self.stride + self.kernel
-
-
-def _producer(value: ir.Value):
-    return value.owner.operation if isinstance(value, ir.OpResult) else None
-
-
-def _static_nhwc(value: ir.Value) -> bool:
-    shape = tensor_shape(value)
-    return shape is not None and len(shape) == 4
-
-
-def _bytes(value: ir.Value, rows: int | None = None, rows_dim: int = 1) -> int:
-    """Bytes of a static 4-d tensor value, or of `rows` of its rows (dim
-    `rows_dim`: 1 in NHWC)."""
-    shape = shape_of(value)
-    if rows is not None:
-        shape = shape[:rows_dim] + [rows] + shape[rows_dim + 1:]
-    return math.prod(shape) * (element_bytes(element_of(value)) or 0)
-
-
-def _init_of(op) -> ir.Value:
-    return op.operands[len(op.operands) - 1]
-
-
-def _remakeable_init(op) -> bool:
-    """Whether `op`'s initial value is an empty, a fill, a per-channel
-    broadcast or a residual start (skip + bias, which a strip makes from its
-    rows of the skip) that only it reads (a strip makes its own)."""
-    init = _producer(_init_of(op))
-    if init is None or len(list(init.results[0].uses)) != 1:
-        return False
-    if RESIDUAL_START_ATTR in init.attributes:
-        return shape_of(init.operands[0]) == shape_of(op.results[0])
-    if init.name not in INIT_OPS:
-        return False
-    return init.name != "linalg.broadcast" or \
-        ints(init.attributes["dimensions"], []) == [0, 1, 2]
-
-
-def _skip_of(op) -> ir.Value | None:
-    """The skip tensor `op` accumulates onto (its residual start's), else None."""
-    init = _producer(_init_of(op))
-    return init.operands[0] if init is not None and RESIDUAL_START_ATTR in init.attributes \
-        else None
-
-
-def member_of(op) -> Member | None:
-    """`op` as a chain member: a window op on static NHWC tensors making its own
-    initial value, a tensor.pad of rows and columns, or a transpose into NHWC
-    that keeps the batch dim (the model's NCHW input: its strips transpose
-    rows of it in SRAM)."""
-    if len(op.results) != 1 or not len(op.operands) or not _static_nhwc(op.results[0]) \
-            or not _static_nhwc(op.operands[0]):
-        return None
-    if op.name in WINDOW_OPS:
-        if not _remakeable_init(op):
-            return None
-        dilation = ints(optional_attr(op, "dilations"), [1, 1])[0]
-        stride = ints(optional_attr(op, "strides"), [1, 1])[0]
-        kernel = shape_of(op.operands[1])[0]
-        return Member(op, kernel=(kernel - 1) * dilation + 1, stride=stride)
-    if op.name == "linalg.transpose" and _remakeable_init(op):
-        permutation = ints(op.attributes["permutation"], [])
-        if permutation[0] == 0:
-            return Member(op, source_rows_dim=permutation[1])
-    if op.name == "tensor.pad" and len(op.operands) == 1 and _constant_padding(op):
-        low = ints(op.attributes["static_low"], [])
-        high = ints(op.attributes["static_high"], [])
-        if low[0] == high[0] == low[3] == high[3] == 0:
-            return Member(op, pad_low=low[1])
-    return None
-
-
-def _constant_padding(pad) -> bool:
-    """Whether the pad yields one value everywhere (not one computed from the
-    indices, which a strip would shift)."""
-    body = pad.regions[0].blocks[0]
-    value = list(body.operations)[-1].operands[0]
-    owner = value.owner
-    return not isinstance(owner, ir.Block) and owner.operation.parent != pad
-
-
-def chain_ending_at(last, claimed: set) -> list[Member]:
-    """The longest chain of members ending at the window op `last`, last first:
-    each member's operand 0 is made by the one after it, read by nothing else.
-    A result a pad reads stays whole: its producer writes the padded buffer's
-    interior, and a conv or pool folds the padding into its loads."""
-    first = member_of(last)
-    if first is None or first.is_pad or any(
-            use.owner.operation.name == "tensor.pad" for use in last.results[0].uses):
-        return []
-    chain = [first]
-    while not chain[-1].is_transpose:   # a transpose's source rows are another dim
-        producer = _producer(chain[-1].source)
-        if producer is None or producer in claimed \
-                or len(list(producer.results[0].uses)) != 1:
-            break
-        member = member_of(producer)
-        if member is None:
-            break
-        chain.append(member)
-    return chain
-
-
-def _producer_is_pad(member: Member) -> bool:
-    producer = _producer(member.source)
-    return producer is not None and producer.name == "tensor.pad"
-
-
-def compute_cycles(member: Member, rows: int, target) -> int:
-    """Estimated compute cycles of `member` making `rows` rows of its output."""
-    op = member.op
-    if member.is_pad:
-        return 0
-    n, _, width, channels = shape_of(op.results[0])
-    if member.is_transpose:
-        return vector_cycles(n * rows * width * channels, target)
-    if op.name == "linalg.conv_2d_nhwc_hwcf":
-        kh, kw, cin, _ = shape_of(op.operands[1])
-        return gemm_cycles(n * rows * width, channels, kh * kw * cin, target)
-    kh, kw = shape_of(op.operands[1])[:2]
-    return vector_cycles(n * rows * width * channels, target, kh * kw)
-
-
-def weight_bytes(member: Member) -> int:
-    """Bytes of the weights a conv loads (a pool's second operand only gives
-    its window's shape)."""
-    op = member.op
-    if op.name not in ("linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc"):
-        return 0
-    return type_bytes(ir.RankedTensorType(op.operands[1].type)) or 0
-
-
-def member_cycles(member: Member, rows: int, dram_bytes: int, target) -> int:
-    """The larger of `member`'s compute for `rows` rows and its DRAM traffic
-    (they overlap); a pad costs nothing (its producer writes the padded buffer)."""
-    if member.is_pad:
-        return 0
-    return max(compute_cycles(member, rows, target),
-               -(-dram_bytes // target.dram_bytes_per_cycle))
-
-
-@dataclass
-class Plan:
-    members: list           # last first
-    rows: int               # the last op's output rows per strip
-    strips: list            # per strip, each member's output rows [first, last)
-    whole: int              # estimated cycles of the members whole
-    cascaded: int           # and in strips
-
-    @property
-    def gain(self) -> int:
-        return self.whole - self.cascaded
-
-
-def strip_ranges(members: list, first: int, last: int) -> list:
-    """The output rows each member makes for rows [first, last) of the last one."""
-    ranges = []
-    for member in members:
-        ranges.append((first, last))
-        first, last = member.input_rows(first, last)
-    return ranges
-
-
-def skip_bytes(member: Member, target, rows: int | None = None) -> int:
-    """Bytes of the skip tensor `member` accumulates onto (or of `rows` of its
-    rows) read from DRAM: none when the buffer plan can keep it."""
-    skip = None if member.is_pad else _skip_of(member.op)
-    if skip is None or _bytes(skip) <= target.max_sram_bytes * STRIP_SHARE:
-        return 0
-    return _bytes(skip, rows)
-
-
-def whole_cycles(members: list, target) -> int:
-    """Estimated cycles of the members whole: a tensor over STRIP_SHARE of the
-    SRAM goes through DRAM (the buffer plan keeps smaller ones)."""
-    kept = target.max_sram_bytes * STRIP_SHARE
-    cycles = 0
-    for member in members:
-        traffic = weight_bytes(member) + skip_bytes(member, target) + sum(
-            size for size in (member.source_bytes(), _bytes(member.op.results[0]))
-            if size > kept)
-        cycles += member_cycles(member, shape_of(member.op.results[0])[1], traffic, target)
-    return cycles
-
-
-def evaluate(members: list, rows: int, target) -> Plan | None:
-    """The plan of `members` in strips of `rows` output rows; None when an op
-    of a strip would need more than STRIP_SHARE of the SRAM for its input,
-    output and weights."""
-    height = shape_of(members[0].op.results[0])[1]
-    strips = [strip_ranges(members, start, min(start + rows, height))
-              for start in range(0, height, rows)]
-    share = target.max_sram_bytes * STRIP_SHARE
-    cycles = 0
-    for ranges in strips:
-        loads = 0   # the chain's input rows, read by its first op that is not a pad
-        for i in range(len(members) - 1, -1, -1):
-            member, (first, last) = members[i], ranges[i]
-            out = _bytes(member.op.results[0], last - first)
-            source_first, source_last = member.input_rows(first, last)
-            inputs = member.source_bytes(source_last - source_first)
-            if i + 1 == len(members):
-                loads = inputs
-            # Its input and output kept in SRAM, and its weights beside them.
-            live = (out if i else 0) + weight_bytes(member) + (
-                inputs if i + 1 < len(members) and not member.is_pad else 0)
-            if live > share:
-                return None
-            if member.is_pad:
-                continue
-            traffic = weight_bytes(member) + (out if i == 0 else 0) + loads + \
-                skip_bytes(member, target, last - first)
-            loads = 0
-            cycles += member_cycles(member, last - first, traffic, target) + \
-                OP_START_SETUPS * target.dma_setup_cycles
-    return Plan(members, rows, strips, whole_cycles(members, target), cycles)
-
-
-def best_plan(chain: list, target) -> Plan | None:
-    """The chain (a suffix of `chain`, ending at its last op) and strip height
-    that save the most estimated cycles; None when none saves MIN_GAIN."""
-    best = None
-    height = shape_of(chain[0].op.results[0])[1]
-    heights = sorted({-(-height // count) for count in range(2, min(height, MAX_STRIPS) + 1)})
-    for length in range(2, len(chain) + 1):
-        members = chain[:length]
-        if _producer_is_pad(members[-1]) or sum(1 for m in members if not m.is_pad) < 2:
-            continue
-        for rows in heights:
-            plan = evaluate(members, rows, target)
-            if plan is not None and plan.gain >= MIN_GAIN * plan.whole and \
-                    (best is None or plan.gain > best.gain):
-                best = plan
-    return best
-
-
-def node_names(members: list) -> str:
-    """The members' model nodes (or op names and lines), first to last."""
-    return ", ".join(dict.fromkeys(name_of(m.op) for m in reversed(members) if not m.is_pad))
 
 
 def _copy_at_shape(op, operands: dict, shape, anchor) -> ir.Operation:
@@ -420,7 +129,7 @@ def cascade(plan: Plan) -> None:
                         # live from there (the buffer plan sees it from there).
                         result = empty(shape_of(last.results[0]), element_of(last.results[0]))
                     into = extract_slice(result, _rows_at(offsets, first), shape)
-            init = _init_at_shape(_producer(_init_of(op)), shape, anchor, into, first)
+            init = _init_at_shape(producer_of(init_of(op)), shape, anchor, into, first)
             value = _copy_at_shape(op, {0: value, len(op.operands) - 1: init}, shape,
                                    anchor).results[0]
         with ir.InsertionPoint(anchor):
@@ -433,13 +142,13 @@ def cascade(plan: Plan) -> None:
     else:
         last.results[0].replace_all_uses_with(result)
     for member in members:
-        init = None if member.is_pad else _init_of(member.op)
+        init = None if member.is_pad else init_of(member.op)
         member.op.erase()
         if init is not None:
-            start = _producer(init)
+            start = producer_of(init)
             if start is not None and RESIDUAL_START_ATTR in start.attributes \
                     and not list(init.uses):
-                init = _init_of(start)
+                init = init_of(start)
                 start.erase()
             erase_if_unused(init)
 
@@ -469,8 +178,8 @@ class NpuCascadeRows(ModulePass):
                     chain = chain_ending_at(op, claimed)
                     if chain:
                         self.remark_shared(chain[-1], shared, context)
-                    large = [_bytes(m.op.results[0]) for m in chain[1:]
-                             if not m.is_pad and _bytes(m.op.results[0]) > kept]
+                    large = [tensor_bytes(m.op.results[0]) for m in chain[1:]
+                             if not m.is_pad and tensor_bytes(m.op.results[0]) > kept]
                     if not large or sum(1 for m in chain if not m.is_pad) < 2:
                         continue
                     plan = best_plan(chain, target)
@@ -490,7 +199,7 @@ class NpuCascadeRows(ModulePass):
                     plans.append(plan)
                 for plan in plans:
                     last = plan.members[0].op
-                    between = sum(_bytes(m.op.results[0]) for m in plan.members[1:]
+                    between = sum(tensor_bytes(m.op.results[0]) for m in plan.members[1:]
                                   if not m.is_pad)
                     context.diagnostics.remark(
                         last.location,
@@ -504,9 +213,9 @@ class NpuCascadeRows(ModulePass):
     def remark_shared(member: Member, seen: set, context: PassContext) -> None:
         """Say why a large result a chain reads is not cascaded with it: other
         ops read it too (once per result)."""
-        producer = _producer(member.source)
+        producer = producer_of(member.source)
         if producer is None or producer in seen or member_of(producer) is None \
-                or _bytes(producer.results[0]) <= context.target.max_sram_bytes * STRIP_SHARE:
+                or tensor_bytes(producer.results[0]) <= context.target.max_sram_bytes * STRIP_SHARE:
             return
         readers = len(list(producer.results[0].uses))
         if readers < 2:
@@ -514,5 +223,5 @@ class NpuCascadeRows(ModulePass):
         seen.add(producer)
         context.diagnostics.remark(
             producer.location, f"{name_of(producer)} not cascaded with its readers: its "
-            f"{_bytes(producer.results[0])} B result goes through DRAM whole, {readers} ops "
+            f"{tensor_bytes(producer.results[0])} B result goes through DRAM whole, {readers} ops "
             f"read it")

@@ -1,0 +1,167 @@
+"""The chains npu-cascade-rows runs in strips of rows: their members (window
+ops on static NHWC tensors, the paddings between them, a transpose into NHWC
+heading a chain, a last op accumulating onto a skip) and how a member's
+output rows map to the rows of its input."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mlir import ir
+
+from ..frontend.builders import element_of, shape_of
+from ..machine_model import element_bytes
+from ..recipes.ir_queries import RESIDUAL_START_ATTR, ints, optional_attr
+from .npu_keep_in_sram import name_of
+from .npu_select_conv_strategy import tensor_shape
+
+WINDOW_OPS = ("linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc",
+              "linalg.pooling_nhwc_max", "linalg.pooling_nhwc_sum")
+# Ops making an op's initial value, which a strip makes again at its own shape.
+INIT_OPS = ("tensor.empty", "linalg.fill", "linalg.broadcast")
+
+@dataclass
+class Member:
+    """One op of a chain and how its output rows map to its input rows."""
+    op: ir.Operation
+    kernel: int = 1      # rows of the window (dilated)
+    stride: int = 1
+    pad_low: int = 0     # tensor.pad: rows added above
+    source_rows_dim: int = 1   # the dim of the source its rows are (a transpose's)
+
+    @property
+    def source(self) -> ir.Value:
+        return self.op.operands[0]
+
+    @property
+    def is_transpose(self) -> bool:
+        return self.op.name == "linalg.transpose"
+
+    def source_bytes(self, rows: int | None = None) -> int:
+        """Bytes of the source, or of `rows` of its rows."""
+        return tensor_bytes(self.source, rows, self.source_rows_dim)
+
+    @property
+    def is_pad(self) -> bool:
+        return self.op.name == "tensor.pad"
+
+    def input_rows(self, first: int, last: int) -> tuple[int, int]:
+        """The rows of the op's input that its output rows [first, last) read
+        (for a pad: those of its source, clipped to it)."""
+        if self.is_pad:
+            height = shape_of(self.source)[1]
+            return max(first - self.pad_low, 0), min(last - self.pad_low, height)
+        return first * self.stride, (last - 1) * self.stride + self.kernel
+
+
+def producer_of(value: ir.Value):
+    return value.owner.operation if isinstance(value, ir.OpResult) else None
+
+
+def _static_nhwc(value: ir.Value) -> bool:
+    shape = tensor_shape(value)
+    return shape is not None and len(shape) == 4
+
+
+def tensor_bytes(value: ir.Value, rows: int | None = None, rows_dim: int = 1) -> int:
+    """Bytes of a static 4-d tensor value, or of `rows` of its rows (dim
+    `rows_dim`: 1 in NHWC)."""
+    shape = shape_of(value)
+    if rows is not None:
+        shape = shape[:rows_dim] + [rows] + shape[rows_dim + 1:]
+    return math.prod(shape) * (element_bytes(element_of(value)) or 0)
+
+
+def init_of(op) -> ir.Value:
+    return op.operands[len(op.operands) - 1]
+
+
+def _remakeable_init(op) -> bool:
+    """Whether `op`'s initial value is an empty, a fill, a per-channel
+    broadcast or a residual start (skip + bias, which a strip makes from its
+    rows of the skip) that only it reads (a strip makes its own)."""
+    init = producer_of(init_of(op))
+    if init is None or len(list(init.results[0].uses)) != 1:
+        return False
+    if RESIDUAL_START_ATTR in init.attributes:
+        return shape_of(init.operands[0]) == shape_of(op.results[0])
+    if init.name not in INIT_OPS:
+        return False
+    return init.name != "linalg.broadcast" or \
+        ints(init.attributes["dimensions"], []) == [0, 1, 2]
+
+
+def skip_of(op) -> ir.Value | None:
+    """The skip tensor `op` accumulates onto (its residual start's), else None."""
+    init = producer_of(init_of(op))
+    return init.operands[0] if init is not None and RESIDUAL_START_ATTR in init.attributes \
+        else None
+
+
+def member_of(op) -> Member | None:
+    """`op` as a chain member: a window op on static NHWC tensors making its own
+    initial value, a tensor.pad of rows and columns, or a transpose into NHWC
+    that keeps the batch dim (the model's NCHW input: its strips transpose
+    rows of it in SRAM)."""
+    if len(op.results) != 1 or not len(op.operands) or not _static_nhwc(op.results[0]) \
+            or not _static_nhwc(op.operands[0]):
+        return None
+    if op.name in WINDOW_OPS:
+        if not _remakeable_init(op):
+            return None
+        dilation = ints(optional_attr(op, "dilations"), [1, 1])[0]
+        stride = ints(optional_attr(op, "strides"), [1, 1])[0]
+        kernel = shape_of(op.operands[1])[0]
+        return Member(op, kernel=(kernel - 1) * dilation + 1, stride=stride)
+    if op.name == "linalg.transpose" and _remakeable_init(op):
+        permutation = ints(op.attributes["permutation"], [])
+        if permutation[0] == 0:
+            return Member(op, source_rows_dim=permutation[1])
+    if op.name == "tensor.pad" and len(op.operands) == 1 and _constant_padding(op):
+        low = ints(op.attributes["static_low"], [])
+        high = ints(op.attributes["static_high"], [])
+        if low[0] == high[0] == low[3] == high[3] == 0:
+            return Member(op, pad_low=low[1])
+    return None
+
+
+def _constant_padding(pad) -> bool:
+    """Whether the pad yields one value everywhere (not one computed from the
+    indices, which a strip would shift)."""
+    body = pad.regions[0].blocks[0]
+    value = list(body.operations)[-1].operands[0]
+    owner = value.owner
+    return not isinstance(owner, ir.Block) and owner.operation.parent != pad
+
+
+def chain_ending_at(last, claimed: set) -> list[Member]:
+    """The longest chain of members ending at the window op `last`, last first:
+    each member's operand 0 is made by the one after it, read by nothing else.
+    A result a pad reads stays whole: its producer writes the padded buffer's
+    interior, and a conv or pool folds the padding into its loads."""
+    first = member_of(last)
+    if first is None or first.is_pad or any(
+            use.owner.operation.name == "tensor.pad" for use in last.results[0].uses):
+        return []
+    chain = [first]
+    while not chain[-1].is_transpose:   # a transpose's source rows are another dim
+        producer = producer_of(chain[-1].source)
+        if producer is None or producer in claimed \
+                or len(list(producer.results[0].uses)) != 1:
+            break
+        member = member_of(producer)
+        if member is None:
+            break
+        chain.append(member)
+    return chain
+
+
+def producer_is_pad(member: Member) -> bool:
+    producer = producer_of(member.source)
+    return producer is not None and producer.name == "tensor.pad"
+
+
+def node_names(members: list) -> str:
+    """The members' model nodes (or op names and lines), first to last."""
+    return ", ".join(dict.fromkeys(name_of(m.op) for m in reversed(members) if not m.is_pad))
