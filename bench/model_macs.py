@@ -11,20 +11,17 @@ from __future__ import annotations
 import math
 
 import onnx
-from onnx import shape_inference
 
+from atvoss_mlir.frontend.onnx_model import inferred_shapes
 from atvoss_mlir.machine_model import roofline_cycles
 
 
 def _shapes(model: onnx.ModelProto) -> dict:
-    inferred = shape_inference.infer_shapes(model)
-    shapes = {}
-    for info in list(inferred.graph.value_info) + list(inferred.graph.input) + \
-            list(inferred.graph.output):
-        dims = info.type.tensor_type.shape.dim
-        shapes[info.name] = [d.dim_value for d in dims]
-    for tensor in inferred.graph.initializer:
-        shapes[tensor.name] = list(tensor.dims)
+    """Static shapes of the graph's inputs, initializers and inferred values."""
+    shapes = {info.name: [d.dim_value for d in info.type.tensor_type.shape.dim]
+              for info in model.graph.input}
+    shapes.update({tensor.name: list(tensor.dims) for tensor in model.graph.initializer})
+    shapes.update(inferred_shapes(model))
     return shapes
 
 
