@@ -138,11 +138,9 @@ def _constant_padding(pad) -> bool:
 def chain_ending_at(last, claimed: set) -> list[Member]:
     """The longest chain of members ending at the window op `last`, last first:
     each member's operand 0 is made by the one after it, read by nothing else.
-    A result a pad reads stays whole: its producer writes the padded buffer's
-    interior, and a conv or pool folds the padding into its loads."""
+    The caller checks `padded_in_place(last)`."""
     first = member_of(last)
-    if first is None or first.is_pad or any(
-            use.owner.operation.name == "tensor.pad" for use in last.results[0].uses):
+    if first is None or first.is_pad:
         return []
     chain = [first]
     while not chain[-1].is_transpose:   # a transpose's source rows are another dim
@@ -155,6 +153,19 @@ def chain_ending_at(last, claimed: set) -> list[Member]:
             break
         chain.append(member)
     return chain
+
+
+def padded_in_place(op) -> ir.Operation | None:
+    """A pad of `op`'s result that an op other than a conv or pool reads, else
+    None. Such a pad's source is written in the padded buffer's interior by its
+    producer (npu-pad-in-place), which a chain's strips are not: the result
+    stays whole. Convs and pools fold the padding into their loads."""
+    for use in op.results[0].uses:
+        pad = use.owner.operation
+        if pad.name == "tensor.pad" and any(
+                reader.owner.operation.name not in WINDOW_OPS for reader in pad.results[0].uses):
+            return pad
+    return None
 
 
 def producer_is_pad(member: Member) -> bool:

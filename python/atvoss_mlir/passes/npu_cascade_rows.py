@@ -35,7 +35,7 @@ from ..frontend.builders import element_of, empty, extract_slice, shape_of, tens
 from ..recipes.ir_queries import RESIDUAL_START_ATTR, ints
 from . import ModulePass, PassContext, erase_if_unused, function_bodies
 from .cascade_chains import (Member, chain_ending_at, init_of, member_of, node_names,
-                             producer_of, tensor_bytes)
+                             padded_in_place, producer_of, tensor_bytes)
 from .cascade_estimate import MIN_GAIN, STRIP_SHARE, Plan, best_plan, whole_cycles
 from .npu_keep_in_sram import name_of
 
@@ -176,6 +176,10 @@ class NpuCascadeRows(ModulePass):
                     if op in claimed:
                         continue
                     chain = chain_ending_at(op, claimed)
+                    pad = padded_in_place(op) if chain else None
+                    if pad is not None:
+                        self.remark_in_place(chain, pad, context)
+                        continue
                     if chain:
                         self.remark_shared(chain[-1], shared, context)
                     large = [tensor_bytes(m.op.results[0]) for m in chain[1:]
@@ -208,6 +212,21 @@ class NpuCascadeRows(ModulePass):
                         f"at a time (estimated {plan.whole} -> {plan.cascaded} cycles)")
                     with last.location:
                         cascade(plan)
+
+    @staticmethod
+    def remark_in_place(chain: list, pad, context: PassContext) -> None:
+        """Say why a chain that would pay stays whole: its last op's result is
+        padded in place for an op that is not a conv or pool."""
+        plan = best_plan(chain, context.target)
+        if plan is None:
+            return
+        last = chain[0].op
+        reader = next(use.owner.operation for use in pad.results[0].uses)
+        context.diagnostics.remark(
+            last.location, f"{node_names(plan.members)} not cascaded: {name_of(reader)} reads "
+            f"the result padded and does not fold the padding into its loads, so "
+            f"{name_of(last)} writes the padded buffer's interior whole (in strips estimated "
+            f"{plan.whole} -> {plan.cascaded} cycles)")
 
     @staticmethod
     def remark_shared(member: Member, seen: set, context: PassContext) -> None:

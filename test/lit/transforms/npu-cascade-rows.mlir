@@ -252,3 +252,54 @@ func.func @residual(%x: tensor<1x56x56x16xf32>, %skip: tensor<1x56x56x16xf32>) -
   %c2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%c1, %w2 : tensor<1x56x56x256xf32>, tensor<1x1x256x16xf32>) outs(%i3 : tensor<1x56x56x16xf32>) -> tensor<1x56x56x16xf32>
   return %c2 : tensor<1x56x56x16xf32>
 }
+// -----
+
+// The stem above whose pooled result a 1x1 conv reads and a sum pool reads
+// padded (ShuffleNet's stem and its first unit's shortcut): the sum pool folds
+// the padding into its loads, so the strips write the pooled rows and the pad
+// reads the whole result they make.
+
+// CHECK-LABEL: func.func @pool_read_padded
+// CHECK:         linalg.pooling_nhwc_max {{.*}} outs(%{{.*}} : tensor<1x8x32x64xf32>)
+// CHECK:         %[[POOLED:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 24, 0, 0] [1, 8, 32, 64] [1, 1, 1, 1]
+// CHECK:         %[[PADDED:.*]] = tensor.pad %[[POOLED]] low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK:         linalg.pooling_nhwc_sum {{.*}} ins(%[[PADDED]], %{{.*}} : tensor<1x34x34x64xf32>, tensor<3x3xf32>)
+// CHECK:         linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[POOLED]], %{{.*}} : tensor<1x32x32x64xf32>, tensor<1x1x64x16xf32>)
+func.func @pool_read_padded(%x: tensor<1x128x128x3xf32>) -> (tensor<1x16x16x64xf32>, tensor<1x32x32x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %lowest = arith.constant 0xFF800000 : f32
+  %w = arith.constant dense<0.125> : tensor<3x3x3x64xf32>
+  %w1 = arith.constant dense<0.25> : tensor<1x1x64x16xf32>
+  %b = arith.constant dense<0.5> : tensor<64xf32>
+  %px = tensor.pad %x low[0, 0, 0, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x128x128x3xf32> to tensor<1x129x129x3xf32>
+  %e0 = tensor.empty() : tensor<1x64x64x64xf32>
+  %bias = linalg.broadcast ins(%b : tensor<64xf32>) outs(%e0 : tensor<1x64x64x64xf32>) dimensions = [0, 1, 2]
+  %conv = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%px, %w : tensor<1x129x129x3xf32>, tensor<3x3x3x64xf32>) outs(%bias : tensor<1x64x64x64xf32>) -> tensor<1x64x64x64xf32>
+  %pc = tensor.pad %conv low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %lowest : f32
+  } : tensor<1x64x64x64xf32> to tensor<1x66x66x64xf32>
+  %e1 = tensor.empty() : tensor<1x32x32x64xf32>
+  %init = linalg.fill ins(%lowest : f32) outs(%e1 : tensor<1x32x32x64xf32>) -> tensor<1x32x32x64xf32>
+  %window = tensor.empty() : tensor<3x3xf32>
+  // expected-remark-re @below {{cascaded 'linalg.conv_2d_nhwc_hwcf' at line {{[0-9]+}}, 'linalg.pooling_nhwc_max' at line {{[0-9]+}} in 4 strips of 8 rows: the 1048576 B between them stay in SRAM a strip at a time (estimated 33916 -> 23376 cycles)}}
+  %pool = linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%pc, %window : tensor<1x66x66x64xf32>, tensor<3x3xf32>) outs(%init : tensor<1x32x32x64xf32>) -> tensor<1x32x32x64xf32>
+  %pp = tensor.pad %pool low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x32x32x64xf32> to tensor<1x34x34x64xf32>
+  %e2 = tensor.empty() : tensor<1x16x16x64xf32>
+  %zinit = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x16x16x64xf32>) -> tensor<1x16x16x64xf32>
+  %sum = linalg.pooling_nhwc_sum {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%pp, %window : tensor<1x34x34x64xf32>, tensor<3x3xf32>) outs(%zinit : tensor<1x16x16x64xf32>) -> tensor<1x16x16x64xf32>
+  %e3 = tensor.empty() : tensor<1x32x32x16xf32>
+  %cinit = linalg.fill ins(%zero : f32) outs(%e3 : tensor<1x32x32x16xf32>) -> tensor<1x32x32x16xf32>
+  %c1 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%pool, %w1 : tensor<1x32x32x64xf32>, tensor<1x1x64x16xf32>) outs(%cinit : tensor<1x32x32x16xf32>) -> tensor<1x32x32x16xf32>
+  return %sum, %c1 : tensor<1x16x16x64xf32>, tensor<1x32x32x16xf32>
+}

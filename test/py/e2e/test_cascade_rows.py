@@ -157,6 +157,39 @@ def test_stem_conv_and_pool_in_strips_matches_onnxruntime(target):
         assert cascades(compiled), [r.message for r in compiled.remarks]
 
 
+def stem_read_padded(size: int = 128):
+    """The stem above, its pooled result read by a padded 3x3 stride-2 average
+    pool and by a 1x1 conv (ShuffleNet's stem and its first unit's shortcut)."""
+    graph = stem(size)
+    rng = np.random.default_rng(15)
+    graph.graph.node[2].output[0] = "p"
+    graph.graph.node.extend([
+        helper.make_node("AveragePool", ["p"], ["s"], kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["p", "w1", "b1"], ["q"], strides=[2, 2]),
+        helper.make_node("Concat", ["s", "q"], ["y"], axis=1)])
+    graph.graph.initializer.extend([helper.make_tensor("w1", 1, [16, 64, 1, 1],
+                                                       weight(rng, 16, 64, 1, 1).ravel()),
+                                    helper.make_tensor("b1", 1, [16], weight(rng, 16))])
+    shape = graph.graph.output[0].type.tensor_type.shape
+    shape.dim[1].dim_value, shape.dim[2].dim_value, shape.dim[3].dim_value = \
+        80, size // 8, size // 8
+    return graph
+
+
+@pytest.mark.parametrize("target", ["npu", "npu -pipeline-stages=1", "npu -layout-pref=NCHW"])
+def test_stem_read_padded_by_a_pool_in_strips_matches_onnxruntime(target):
+    """The average pool folds the padding into its loads: the stem runs in
+    strips, and the pad reads the rows they make."""
+    compiled, _ = compile_and_check(stem_read_padded(), feeds(3, 128), target,
+                                    rtol=1e-5, atol=1e-5)
+    if target == "npu":
+        assert cascades(compiled) == [
+            "cascaded 'Conv_0', 'MaxPool_2' in 4 strips of 8 rows: the 1048576 B between them "
+            "stay in SRAM a strip at a time (estimated 33916 -> 23376 cycles)"], \
+            [r.message for r in compiled.remarks]
+
+
 def random_chain(seed: int):
     """2 to 4 convs, depthwise convs and pools with random kernels (1, 3, 5),
     strides, dilations and asymmetric pads, batch 1 or 2."""
