@@ -16,7 +16,8 @@ from .requantize import with_requantize
 from .problem import (RESIDENT_ATTR, LoopDim, OperandTile, Recipe, Strided, Tiled, TilingProblem,
                       Whole, Window, built_op, copy_npu_attributes, element_bytes,
                       with_fp32_accumulator, conv_strategy, has_identity_layout, matrix_cycles,
-                      ints, ins_outs, optional_attr, static_shape, type_name, vector_cycles)
+                      ints, ins_outs, optional_attr, root_buffer, static_shape, type_name,
+                      vector_cycles)
 from .matmul import check_matrix_types
 from .sram_ops import (accumulation_start, dataflow_of, epilogue, in_sram, scratch, sram_buffer,
                        strip_casts, view_sizes)
@@ -24,8 +25,9 @@ from .tile_ir import collapse_to_matrix, collapse_view_to_matrix, mul, subview
 
 def is_resident_slice(view: ir.Value) -> bool:
     """A strided view (a channel slice) of a tensor kept in SRAM, which the op
-    reads in place (problem.pixels_collapse_to_rows)."""
-    root = sram_buffer(view)
+    reads in place (problem.pixels_collapse_to_rows); the tensor may be a
+    reshape of the buffer kept (a channel shuffle's collapse_shape)."""
+    root = root_buffer(view)
     return isinstance(root, ir.OpResult) and RESIDENT_ATTR in root.owner.attributes \
         and not has_identity_layout(strip_casts(view))
 

@@ -121,3 +121,35 @@ def test_residual_add_folds_when_the_skip_exceeds_half_the_sram():
     kept, _ = compile_and_check(unit, feeds, "npu -max-sram-bytes=262144", **FP32)
     assert messages(kept, "residual add folded in") == []
     assert len(messages(kept, "and the 75264 B skip at most half")) == GROUPS
+
+
+def shuffle_then_grouped_conv(channels: int, size: int) -> onnx.ModelProto:
+    """A channel shuffle read straight by a grouped 1x1 conv: each group's conv
+    reads its channel slice of the shuffled tensor, a reshape of the
+    transpose's buffer."""
+    rng = np.random.default_rng(9)
+    per_group = channels // GROUPS
+
+    def weights(*shape):
+        return (rng.standard_normal(shape) * 0.3).astype(np.float32)
+    return model(
+        [helper.make_node("Relu", ["x"], ["r"]),
+         helper.make_node("Reshape", ["r", "split"], ["s"]),
+         helper.make_node("Transpose", ["s"], ["t"], perm=[0, 2, 1, 3, 4]),
+         helper.make_node("Reshape", ["t", "merge"], ["m"]),
+         helper.make_node("Conv", ["m", "w", "b"], ["y"], group=GROUPS)],
+        {"x": [1, channels, size, size]}, {"y": [1, channels, size, size]},
+        {"split": np.array([1, GROUPS, per_group, size, size], np.int64),
+         "merge": np.array([1, channels, size, size], np.int64),
+         "w": weights(channels, per_group, 1, 1), "b": weights(channels)})
+
+
+@pytest.mark.parametrize("target", ["npu -fusion=1", "npu -fusion=2", SMALL_SRAM_TARGET])
+def test_grouped_conv_reads_its_slice_of_a_shuffle_kept_in_sram(target):
+    """At -fusion=2 the shuffled tensor stays in SRAM and each group's conv
+    reads its slice in place: at its own channel offset of the reshaped
+    buffer, not at the buffer's start."""
+    compiled, _ = compile_and_check(shuffle_then_grouped_conv(12, 8),
+                                    {"x": randn(1, 12, 8, 8, seed=6)}, target, **FP32)
+    if target == "npu -fusion=2":
+        assert messages(compiled, "kept 'linalg.transpose' output in SRAM")
