@@ -25,6 +25,7 @@ _REGISTRY = {
     "npu-convert-layout": "npu_convert_layout:NpuConvertLayout",
     "npu-propagate-layout": "npu_propagate_layout:NpuPropagateLayout",
     "npu-fold-transposes": "npu_fold_transposes:NpuFoldTransposes",
+    "npu-sink-channel-shuffles": "npu_sink_channel_shuffles:NpuSinkChannelShuffles",
     "npu-fuse-elementwise": "npu_fuse_elementwise:NpuFuseElementwise",
     "npu-convert-copies": "npu_convert_copies:NpuConvertCopies",
     "npu-pad-in-place": "npu_pad_in_place:NpuPadInPlace",

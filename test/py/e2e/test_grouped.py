@@ -74,20 +74,25 @@ def test_residual_add_folds_into_each_group_conv():
     assert moved(epilogues) - moved(fused) >= 2 * channels * size * size * 4
 
 
-def shufflenet_down_unit(channels: int, size: int) -> onnx.ModelProto:
+def shufflenet_down_unit(channels: int, size: int, shuffle: bool = False) -> onnx.ModelProto:
     """ShuffleNet v1's stride-2 unit: the grouped branch (its second grouped
     conv's results concatenated), concatenated again with a 3x3 average-pooled
-    shortcut, then a relu."""
+    shortcut, then a relu; with `shuffle`, the channel shuffle before the
+    depthwise conv."""
     rng = np.random.default_rng(8)
     per_group, branch = channels // GROUPS, 2 * channels
 
     def weights(*shape):
         return (rng.standard_normal(shape) * 0.3).astype(np.float32)
+    shuffled = [helper.make_node("Reshape", ["r", "split"], ["s"]),
+                helper.make_node("Transpose", ["s"], ["t"], perm=[0, 2, 1, 3, 4]),
+                helper.make_node("Reshape", ["t", "merge"], ["m"])] if shuffle else []
     return model(
         [helper.make_node("Conv", ["x", "w1", "b1"], ["g"], group=GROUPS),
-         helper.make_node("Relu", ["g"], ["r"]),
-         helper.make_node("Conv", ["r", "w2"], ["d"], group=channels, pads=[1] * 4,
-                          strides=[2, 2]),
+         helper.make_node("Relu", ["g"], ["r"]), *shuffled,
+         # Shuffled, the depthwise conv has a bias to permute too.
+         helper.make_node("Conv", ["m", "w2", "b2"] if shuffle else ["r", "w2"], ["d"],
+                          group=channels, pads=[1] * 4, strides=[2, 2]),
          helper.make_node("Conv", ["d", "w3", "b3"], ["e"], group=GROUPS),
          helper.make_node("AveragePool", ["x"], ["p"], kernel_shape=[3, 3], strides=[2, 2],
                           pads=[1] * 4),
@@ -95,8 +100,10 @@ def shufflenet_down_unit(channels: int, size: int) -> onnx.ModelProto:
          helper.make_node("Relu", ["c"], ["y"])],
         {"x": [1, channels, size, size]}, {"y": [1, channels + branch, size // 2, size // 2]},
         {"w1": weights(channels, per_group, 1, 1), "b1": weights(channels),
-         "w2": weights(channels, 1, 3, 3),
-         "w3": weights(branch, per_group, 1, 1), "b3": weights(branch)})
+         "w2": weights(channels, 1, 3, 3), "b2": weights(channels),
+         "w3": weights(branch, per_group, 1, 1), "b3": weights(branch),
+         "split": np.array([1, GROUPS, per_group, size, size], np.int64),
+         "merge": np.array([1, channels, size, size], np.int64)})
 
 
 @pytest.mark.parametrize("target", ["npu -fusion=0", "npu -fusion=1", "npu -fusion=2",
@@ -109,6 +116,20 @@ def test_relu_after_a_concatenation_with_the_groups_folds_into_each_group(target
                                     {"x": randn(1, 12, 8, 8, seed=4)}, target, **FP32)
     folded = messages(compiled, "relu folded into its epilogue")
     assert len(folded) == (0 if "fusion=0" in target else 2 * GROUPS), folded
+
+
+@pytest.mark.parametrize("target", ["npu -fusion=0", "npu -fusion=2", "npu -layout-pref=NCHW",
+                                    SMALL_SRAM_TARGET])
+def test_shuffle_moves_below_the_strided_depthwise_conv(target):
+    """The depthwise conv reads the unshuffled tensor with its weights and bias
+    permuted, and the shuffle permutes its quarter-size result (in NHWC; at
+    NCHW the shuffle is no channel split of the last dim and stays)."""
+    channels, size = 12, 8
+    compiled, _ = compile_and_check(shufflenet_down_unit(channels, size, shuffle=True),
+                                    {"x": randn(1, channels, size, size, seed=7)}, target,
+                                    **FP32)
+    moved = messages(compiled, "moves below the depthwise conv")
+    assert len(moved) == (0 if "NCHW" in target else 1), moved
 
 
 def test_residual_add_folds_when_the_skip_exceeds_half_the_sram():
