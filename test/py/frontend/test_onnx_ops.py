@@ -205,6 +205,15 @@ def test_lrn():
                  {"size": 5, "alpha": 0.01, "beta": 0.75, "bias": 2.0}), {"x": randn(2, 7, 3, 4)})
 
 
+@pytest.mark.parametrize("beta", [0.5, 0.75, 1.0, 0.6])
+def test_lrn_power(beta):
+    """Each beta with a form of its own (rsqrt products, a division, exp and
+    log) and the general one; a large alpha makes the power matter."""
+    check(single("LRN", {"x": [1, 6, 3, 4]}, [1, 6, 3, 4],
+                 {"size": 3, "alpha": 2.0, "beta": beta, "bias": 0.5}),
+          {"x": randn(1, 6, 3, 4, seed=3)})
+
+
 POOL_CASES = {
     "max_3x3_stride2_pad1": ("MaxPool", [2, 3, 9, 8], [2, 3, 5, 4],
                              {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
