@@ -306,8 +306,9 @@ def average_pool(node):
 
 
 def average_pooled(node, x: ir.Value, exact_division: bool = False) -> ir.Value:
-    """AveragePool of `x` with `node`'s window attributes. A divisor that is
-    one constant the vector unit multiplies by as its reciprocal, unless
+    """AveragePool of `x` with `node`'s window attributes. The vector unit
+    multiplies by the reciprocal of the divisor (one constant, or one per
+    output position where the padding is not counted), unless
     `exact_division` (a quantised average rounds as the divided mean does)."""
     lift, x, kernel, (low, high, outputs, strides, dilations) = \
         _pool_setup(node, node.attr("ceil_mode", 0), x)
@@ -338,9 +339,14 @@ def average_pooled(node, x: ir.Value, exact_division: bool = False) -> ir.Value:
     if np.all(counts == counts.flat[0]) and not exact_division:  # a scalar in the body
         count = float(counts.flat[0])
         result = b.elementwise([total], lambda a: arith.divf(a[0], b.const_like(count, a[0])))
-    else:
+    elif exact_division:
         divisor = b.constant_tensor(counts.reshape(*outputs, 1).astype(dtype))
         result = b.elementwise([total, divisor], lambda a: arith.divf(a[0], a[1]))
+    else:   # a multiply by the reciprocals: one vector pass, not a division's four
+        with np.errstate(divide="ignore"):
+            reciprocals = (1.0 / counts).reshape(*outputs, 1).astype(dtype)
+        result = b.elementwise([total, b.constant_tensor(reciprocals)],
+                               lambda a: arith.mulf(a[0], a[1]))
     return _pool_result(result, lift)
 
 
