@@ -53,6 +53,8 @@ class Folder:
 
     def conv_before(self, bn: onnx.NodeProto) -> onnx.NodeProto | None:
         """The Conv whose only use is `bn`, with constant weights (and bias)."""
+        if not bn.input or not bn.output:
+            return None   # malformed: the importer says so at the BatchNormalization
         index = self.producer.get(bn.input[0])
         if index is None:
             return None
