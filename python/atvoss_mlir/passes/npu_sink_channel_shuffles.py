@@ -15,7 +15,7 @@ stride the convolution's result is smaller than its input: the shuffle then
 transposes a quarter of the bytes (stride 2), and the large tensor is read
 where its producer wrote it instead of being transposed into a second one.
 At stride 1 nothing shrinks and the shuffle stays, as it does when the
-weights or bias are not readable constants; each decision is a remark.
+weights or bias are no float constants; each decision is a remark.
 
 Runs on tensors, after npu-fold-transposes, at every fusion level.
 """
@@ -102,14 +102,14 @@ def permuted_constants(conv, source_channel: np.ndarray):
     channel c's, or the reason they cannot be."""
     weights = constant_array(conv.operands[1])
     if weights is None:
-        return "its weights are not a readable constant"
+        return "its weights are no float constant it can permute"
     inverse = np.argsort(source_channel)
     init = conv.operands[2]
     broadcast = _owner(init, "linalg.broadcast")
     if broadcast is not None:
         bias = constant_array(broadcast.operands[0])
         if bias is None or _only_reader(init) != conv:
-            return "its bias is not a readable constant"
+            return "its bias is no float constant it can permute"
         return weights[..., inverse], (broadcast, bias[inverse])
     if _owner(init, "linalg.fill") is None and _owner(init, "tensor.empty") is None:
         return "it starts from a tensor other than a bias"

@@ -53,8 +53,37 @@ func.func @weights_argument(%x: tensor<1x8x8x6xf32>, %w: tensor<3x3x6xf32>) -> t
   } : tensor<1x8x8x6xf32> to tensor<1x10x10x6xf32>
   %d0 = tensor.empty() : tensor<1x4x4x6xf32>
   %bias = linalg.broadcast ins(%b : tensor<6xf32>) outs(%d0 : tensor<1x4x4x6xf32>) dimensions = [0, 1, 2]
-  // expected-remark @below {{channel shuffle of the 1536 B tensor stays above the depthwise conv: its weights are not a readable constant}}
+  // expected-remark @below {{channel shuffle of the 1536 B tensor stays above the depthwise conv: its weights are no float constant it can permute}}
   %d = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
       ins(%p, %w : tensor<1x10x10x6xf32>, tensor<3x3x6xf32>) outs(%bias : tensor<1x4x4x6xf32>) -> tensor<1x4x4x6xf32>
   return %d : tensor<1x4x4x6xf32>
+}
+
+// -----
+
+// int8 weights (accumulated in i16 here, so that the result is smaller): a
+// quantised conv's per-channel parameters are not the pass's to permute; it
+// leaves integer convs alone.
+
+// CHECK-LABEL: func.func @int8_weights
+// CHECK:         linalg.transpose
+// CHECK:         linalg.depthwise_conv_2d_nhwc_hwc
+func.func @int8_weights(%x: tensor<1x8x8x6xi8>) -> tensor<1x4x4x6xi16> {
+  %zero = arith.constant 0 : i8
+  %w = arith.constant dense<3> : tensor<3x3x6xi8>
+  %e = tensor.expand_shape %x [[0], [1], [2], [3, 4]] output_shape [1, 8, 8, 2, 3] : tensor<1x8x8x6xi8> into tensor<1x8x8x2x3xi8>
+  %t0 = tensor.empty() : tensor<1x8x8x3x2xi8>
+  %t = linalg.transpose ins(%e : tensor<1x8x8x2x3xi8>) outs(%t0 : tensor<1x8x8x3x2xi8>) permutation = [0, 1, 2, 4, 3]
+  %s = tensor.collapse_shape %t [[0], [1], [2], [3, 4]] : tensor<1x8x8x3x2xi8> into tensor<1x8x8x6xi8>
+  %p = tensor.pad %s low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : i8
+  } : tensor<1x8x8x6xi8> to tensor<1x10x10x6xi8>
+  %c0 = arith.constant 0 : i16
+  %d0 = tensor.empty() : tensor<1x4x4x6xi16>
+  %init = linalg.fill ins(%c0 : i16) outs(%d0 : tensor<1x4x4x6xi16>) -> tensor<1x4x4x6xi16>
+  // expected-remark @below {{channel shuffle of the 384 B tensor stays above the depthwise conv: its weights are no float constant it can permute}}
+  %d = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%p, %w : tensor<1x10x10x6xi8>, tensor<3x3x6xi8>) outs(%init : tensor<1x4x4x6xi16>) -> tensor<1x4x4x6xi16>
+  return %d : tensor<1x4x4x6xi16>
 }
