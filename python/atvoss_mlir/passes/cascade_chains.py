@@ -118,7 +118,7 @@ def member_of(op) -> Member | None:
         permutation = ints(op.attributes["permutation"], [])
         if permutation[0] == 0:
             return Member(op, source_rows_dim=permutation[1])
-    if op.name == "tensor.pad" and len(op.operands) == 1 and _constant_padding(op):
+    if op.name == "tensor.pad" and len(op.operands) == 1 and constant_padding(op):
         low = ints(op.attributes["static_low"], [])
         high = ints(op.attributes["static_high"], [])
         if low[0] == high[0] == low[3] == high[3] == 0:
@@ -126,7 +126,7 @@ def member_of(op) -> Member | None:
     return None
 
 
-def _constant_padding(pad) -> bool:
+def constant_padding(pad) -> bool:
     """Whether the pad yields one value everywhere (not one computed from the
     indices, which a strip would shift)."""
     body = pad.regions[0].blocks[0]

@@ -15,7 +15,8 @@ stride the convolution's result is smaller than its input: the shuffle then
 transposes a quarter of the bytes (stride 2), and the large tensor is read
 where its producer wrote it instead of being transposed into a second one.
 At stride 1 nothing shrinks and the shuffle stays, as it does when the
-weights or bias are no float constants; each decision is a remark.
+weights or bias are no float constants per channel or the padding's value
+depends on the element; each decision is a remark.
 
 Runs on tensors, after npu-fold-transposes, at every fusion level.
 """
@@ -32,6 +33,7 @@ from mlir.dialects import tensor
 from ..frontend.builders import constant_tensor
 from ..recipes.problem import ints
 from . import ModulePass, PassContext, ops_where, tensor_bytes
+from .cascade_chains import constant_padding
 from .npu_convert_layout import transposed
 from .npu_pool_before_conv import constant_array
 from .npu_propagate_layout import reassociation, reassociation_attr, static_shaped
@@ -71,7 +73,7 @@ class Shuffle:
 
 
 def shuffle_read_by(conv) -> Shuffle | None:
-    """The channel shuffle `conv` reads (through a constant padding of rows and
+    """The channel shuffle `conv` reads (through a padding of rows and
     columns), read by nothing else; else None."""
     value, pad = conv.operands[0], None
     padded = _owner(value, "tensor.pad")
@@ -108,8 +110,9 @@ def permuted_constants(conv, source_channel: np.ndarray):
     broadcast = _owner(init, "linalg.broadcast")
     if broadcast is not None:
         bias = constant_array(broadcast.operands[0])
-        if bias is None or _only_reader(init) != conv:
-            return "its bias is no float constant it can permute"
+        if bias is None or _only_reader(init) != conv \
+                or ints(broadcast.attributes["dimensions"], []) != [0, 1, 2]:
+            return "its bias is no float constant per channel it can permute"
         return weights[..., inverse], (broadcast, bias[inverse])
     if _owner(init, "linalg.fill") is None and _owner(init, "tensor.empty") is None:
         return "it starts from a tensor other than a bias"
@@ -164,6 +167,11 @@ class NpuSinkChannelShuffles(ModulePass):
                     context.diagnostics.remark(
                         conv.location, f"{what} stays above the depthwise conv: its "
                                        f"{after} B result is no smaller")
+                    continue
+                if shuffle.pad is not None and not constant_padding(shuffle.pad):
+                    context.diagnostics.remark(
+                        conv.location, f"{what} stays above the depthwise conv: the padding "
+                                       f"between them is computed per element")
                     continue
                 found = permuted_constants(conv, shuffle.source_channel())
                 if isinstance(found, str):
