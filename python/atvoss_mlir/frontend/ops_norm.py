@@ -95,7 +95,7 @@ def lrn(node):
     npu-share-input-windows reads once per tile and x's producer writes
     padded (npu-pad-in-place). A graph input has no producer to write it
     padded: its squares are padded instead. x is multiplied by the base to
-    the power -beta (`_negative_power`). Every step is elementwise: the
+    the power -beta (`_times_negative_power`). Every step is elementwise: the
     vector unit runs it."""
     size = node.attr("size")
     alpha, beta, bias = node.attr("alpha", 1e-4), node.attr("beta", 0.75), node.attr("bias", 1.0)
