@@ -52,6 +52,14 @@ def zero_fill(value: ir.Value) -> bool:
         and constant_value(value.owner.operands[0]) == 0.0
 
 
+def channel_bias(broadcast) -> np.ndarray | None:
+    """The per-channel constant a linalg.broadcast spreads over N, H and W (a
+    conv's bias), when it is one and readable."""
+    if ints(broadcast.attributes["dimensions"], ()) != [0, 1, 2]:
+        return None
+    return constant_array(broadcast.operands[0])
+
+
 def scaled_bias(init: ir.Value, factor: int):
     """The conv's start (`outs`) times `factor`: (kind, elements), kind "fill" or
     "broadcast"; None when it is neither of a readable constant."""
@@ -61,8 +69,8 @@ def scaled_bias(init: ir.Value, factor: int):
     if op.name == "linalg.fill":
         value = constant_value(op.operands[0])
         return None if value is None else ("fill", value * factor)
-    if op.name == "linalg.broadcast" and ints(op.attributes["dimensions"], ()) == [0, 1, 2]:
-        bias = constant_array(op.operands[0])
+    if op.name == "linalg.broadcast":
+        bias = channel_bias(op)
         return None if bias is None else ("broadcast", bias * factor)
     return None
 

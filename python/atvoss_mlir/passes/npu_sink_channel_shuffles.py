@@ -32,10 +32,10 @@ from mlir.dialects import tensor
 
 from ..frontend.builders import constant_tensor
 from ..recipes.problem import ints
-from . import ModulePass, PassContext, ops_where, tensor_bytes
+from . import ModulePass, PassContext, erase_if_unused, ops_where, tensor_bytes
 from .cascade_chains import constant_padding
 from .npu_convert_layout import transposed
-from .npu_pool_before_conv import constant_array
+from .npu_pool_before_conv import channel_bias, constant_array
 from .npu_propagate_layout import reassociation, reassociation_attr, static_shaped
 
 SPLIT_CHANNELS = [[0], [1], [2], [3, 4]]
@@ -109,9 +109,8 @@ def permuted_constants(conv, source_channel: np.ndarray):
     init = conv.operands[2]
     broadcast = _owner(init, "linalg.broadcast")
     if broadcast is not None:
-        bias = constant_array(broadcast.operands[0])
-        if bias is None or _only_reader(init) != conv \
-                or ints(broadcast.attributes["dimensions"], []) != [0, 1, 2]:
+        bias = channel_bias(broadcast)
+        if bias is None or _only_reader(init) != conv:
             return "its bias is no float constant per channel it can permute"
         return weights[..., inverse], (broadcast, bias[inverse])
     if _owner(init, "linalg.fill") is None and _owner(init, "tensor.empty") is None:
@@ -140,11 +139,10 @@ def sink(conv, shuffle: Shuffle, weights: np.ndarray, bias) -> None:
         back = tensor.CollapseShapeOp(result_type, swapped,
                                       reassociation_attr(SPLIT_CHANNELS)).result
     result.replace_all_uses_except(back, expanded.owner.operation)
+    init = shuffle.transpose.operands[1]
     for op in (shuffle.collapse, shuffle.transpose, shuffle.expand):
-        empty = op.operands[1] if op.name == "linalg.transpose" else None
         op.erase()
-        if empty is not None and not list(empty.uses):
-            empty.owner.erase()
+    erase_if_unused(init)
 
 
 @dataclass(frozen=True)
