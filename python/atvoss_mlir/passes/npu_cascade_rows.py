@@ -177,14 +177,14 @@ class NpuCascadeRows(ModulePass):
                         continue
                     chain = chain_ending_at(op, claimed)
                     pad = padded_in_place(op) if chain else None
-                    if pad is not None:
-                        self.remark_in_place(chain, pad, context)
-                        continue
-                    if chain:
+                    if chain and pad is None:
                         self.remark_shared(chain[-1], shared, context)
                     large = [tensor_bytes(m.op.results[0]) for m in chain[1:]
                              if not m.is_pad and tensor_bytes(m.op.results[0]) > kept]
                     if not large or sum(1 for m in chain if not m.is_pad) < 2:
+                        continue
+                    if pad is not None:   # only a chain the pass would weigh is priced
+                        self.remark_in_place(chain, pad, context)
                         continue
                     plan = best_plan(chain, target)
                     if plan is None:
