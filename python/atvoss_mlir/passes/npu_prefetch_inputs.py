@@ -77,23 +77,28 @@ def is_constant(value: ir.Value) -> bool:
     return isinstance(value, ir.OpResult) and value.owner.operation.name == "memref.get_global"
 
 
-def epilogue_barrier(ops: list, start: int):
-    """The index of the barrier ending the previous op's last tile, when only
-    passable ops stand between it and ops[start]; else None."""
+def epilogue_barriers(ops: list, start: int) -> list:
+    """The indices of the barriers a load at ops[start] may go before, latest
+    first: the one ending the previous op's last tile, when only passable ops
+    stand between it and ops[start]; when that op fills a padded buffer's halo
+    (whole: no loop, no DMA), also those of the op before it."""
     for index in range(start - 1, 0, -1):
         op = ops[index]
         if op.name == "npu.barrier":
             engines = op.attributes["engines"] if "engines" in op.attributes else None
             if engines is None or ir.StringAttr(engines).value != "compute":
-                return None
-            before = next((ops[i] for i in range(index - 1, -1, -1)
-                           if not ops[i].name.startswith(PREFETCHED)), None)
+                return []
+            position = next((i for i in range(index - 1, -1, -1)
+                             if not ops[i].name.startswith(PREFETCHED)), None)
+            before = ops[position] if position is not None else None
+            if before is not None and before.name == "npu.fill":
+                return [index] + epilogue_barriers(ops, position)
             if before is not None and (before.name == "scf.for" or before.name in COMPUTE_OPS):
-                return index
-            return None
+                return [index]
+            return []
         if not op.name.startswith(PASSABLE):
-            return None
-    return None
+            return []
+    return []
 
 
 @dataclass(frozen=True)
@@ -139,25 +144,42 @@ class NpuPrefetchInputs(ModulePass):
             defining_views(source, block) + [load]
         if has_computed_offsets(moving[1:-1], block):
             return None
+        # The earliest barrier it may go before (past a padded buffer's fills);
+        # said when it waits for a store at the latest one.
+        waits_for_store = False
+        for barrier in reversed(epilogue_barriers(ops, position[load])):
+            moved, waits_for_store = NpuPrefetchInputs.move(block, ops, position, load,
+                                                            moving, barrier)
+            if moved is not None:
+                return moved
+        if waits_for_store:
+            context.diagnostics.remark(
+                load.location, "the first load of this op waits for the previous op's last "
+                "store: it reads what that store writes")
+        return None
+
+    @staticmethod
+    def move(block: ir.Block, ops: list, position: dict, load, moving: list,
+             barrier: int) -> tuple[list | None, bool]:
+        """Move the load's ops (`moving`) before ops[barrier] when nothing
+        between stops it: (the ops moved, each with the op it was before, or
+        None; whether a store of what it reads stopped it)."""
+        source, buffer = load.operands[0], root_buffer(load.operands[1])
         start = position[load]
-        barrier = epilogue_barrier(ops, start)
-        if barrier is None or position[buffer.owner.operation] < barrier:
-            return None   # no barrier, or the buffer is in use before it (a padded tile's fill)
+        if position[buffer.owner.operation] < barrier:
+            return None, False   # the buffer is in use before it (a padded tile's fill)
         channel = load.attributes["channel"]
         waits = []
         for op in ops[barrier + 1:start]:
             if op in moving:
                 continue
             if any(root_buffer(operand) == buffer for operand in op.operands):
-                return None
+                return None, False
             if op.name == "npu.dma_store":
                 if op.attributes["channel"] == channel:
-                    return None
+                    return None, False
                 if may_overlap(op.operands[1], source):
-                    context.diagnostics.remark(
-                        load.location, "the first load of this op waits for the previous "
-                        "op's last store: it reads what that store writes")
-                    return None
+                    return None, True
             if op.name == "npu.wait" and all(
                     not isinstance(token, ir.OpResult) or token.owner.operation.block != block
                     or position[token.owner.operation] < barrier for token in op.operands):
@@ -167,9 +189,9 @@ class NpuPrefetchInputs(ModulePass):
                and position[operand.owner.operation] > barrier
                and operand.owner.operation not in moved
                for op in moving for operand in op.operands):
-            return None   # it reads a value defined after the barrier
+            return None, False   # it reads a value defined after the barrier
         moved_ops = waits + [op for op in ops[barrier + 1:start + 1] if op in moved]
         originals = [(op, ops[position[op] + 1]) for op in moved_ops]
         for op in moved_ops:
             op.move_before(ops[barrier])
-        return originals
+        return originals, False

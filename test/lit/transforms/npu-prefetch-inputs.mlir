@@ -181,3 +181,91 @@ func.func @no_room(%x: memref<48x32xf32>, %y: memref<48x32xf32>, %u: memref<48x3
   "npu.dealloc"(%b) : (memref<48x32xf32, 1>) -> ()
   return
 }
+
+// -----
+
+// Between the two ops, a padded buffer's halo is filled (a resident tensor the
+// second op writes): the fill runs no loop and no DMA, so the load moves past
+// it, before the barrier that ends the first op's compute.
+
+// CHECK-LABEL: func.func @past_a_halo_fill$moves
+// CHECK:         "npu.activation"
+// CHECK-NEXT:    %[[B:.*]] = "npu.alloc"() : () -> memref<32x32xf32, 1>
+// CHECK-NEXT:    "npu.dma_load"(%{{.*}}, %[[B]]) {channel = 0 : i64}
+// CHECK-NEXT:    "npu.barrier"() {engines = "compute"}
+// CHECK-NEXT:    "npu.dma_store"
+// CHECK:         "npu.fill"
+// CHECK-NEXT:    "npu.barrier"() {engines = "compute"}
+// CHECK-NEXT:    %{{.*}} = "npu.alloc"() : () -> memref<2x32xf32, 1>
+func.func @past_a_halo_fill$moves(%x: memref<32x32xf32>, %y: memref<32x32xf32>, %u: memref<32x32xf32>) {
+  %a = "npu.alloc"() : () -> memref<32x32xf32, 1>
+  %t0 = "npu.dma_load"(%x, %a) {channel = 0 : i64} : (memref<32x32xf32>, memref<32x32xf32, 1>) -> !npu.token
+  "npu.wait"(%t0) : (!npu.token) -> ()
+  %r = "npu.alloc"() : () -> memref<32x32xf32, 1>
+  "npu.activation"(%a, %r) {kind = "relu"} : (memref<32x32xf32, 1>, memref<32x32xf32, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  %t1 = "npu.dma_store"(%r, %y) {channel = 1 : i64} : (memref<32x32xf32, 1>, memref<32x32xf32>) -> !npu.token
+  "npu.wait"(%t1) : (!npu.token) -> ()
+  "npu.dealloc"(%r) : (memref<32x32xf32, 1>) -> ()
+  "npu.dealloc"(%a) : (memref<32x32xf32, 1>) -> ()
+  %p = "npu.alloc"() {npu.resident, offset = 15872 : i64} : () -> memref<4x32xf32, 1>
+  %halo = memref.subview %p[0, 0] [1, 32] [1, 1] : memref<4x32xf32, 1> to memref<1x32xf32, strided<[32, 1]>, 1>
+  "npu.fill"(%halo) {value = 0.000000e+00 : f64} : (memref<1x32xf32, strided<[32, 1]>, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  %b = "npu.alloc"() : () -> memref<32x32xf32, 1>
+  %t2 = "npu.dma_load"(%u, %b) {channel = 0 : i64} : (memref<32x32xf32>, memref<32x32xf32, 1>) -> !npu.token
+  %o = "npu.alloc"() : () -> memref<2x32xf32, 1>
+  "npu.wait"(%t2) : (!npu.token) -> ()
+  %rows = memref.subview %b[0, 0] [2, 32] [1, 1] : memref<32x32xf32, 1> to memref<2x32xf32, strided<[32, 1]>, 1>
+  "npu.activation"(%rows, %o) {kind = "relu"} : (memref<2x32xf32, strided<[32, 1]>, 1>, memref<2x32xf32, 1>) -> ()
+  %interior = memref.subview %p[1, 0] [2, 32] [1, 1] : memref<4x32xf32, 1> to memref<2x32xf32, strided<[32, 1], offset: 32>, 1>
+  "npu.activation"(%o, %interior) {kind = "none"} : (memref<2x32xf32, 1>, memref<2x32xf32, strided<[32, 1], offset: 32>, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  "npu.dealloc"(%o) : (memref<2x32xf32, 1>) -> ()
+  "npu.dealloc"(%b) : (memref<32x32xf32, 1>) -> ()
+  "npu.dealloc"(%p) : (memref<4x32xf32, 1>) -> ()
+  return
+}
+
+// -----
+
+// The same, but the first op's last store writes what the load reads: the
+// load cannot go before that store, so it goes past the fill alone (before the
+// fill's barrier), and no remark says it waits for the store.
+
+// CHECK-LABEL: func.func @past_a_halo_fill$to_the_fill
+// CHECK:         "npu.barrier"() {engines = "compute"}
+// CHECK-NEXT:    "npu.dma_store"
+// CHECK:         "npu.fill"
+// CHECK-NEXT:    %[[B:.*]] = "npu.alloc"() : () -> memref<32x32xf32, 1>
+// CHECK-NEXT:    "npu.dma_load"(%{{.*}}, %[[B]]) {channel = 0 : i64}
+// CHECK-NEXT:    "npu.barrier"() {engines = "compute"}
+func.func @past_a_halo_fill$to_the_fill(%x: memref<32x32xf32>, %y: memref<32x32xf32>) {
+  %a = "npu.alloc"() : () -> memref<32x32xf32, 1>
+  %t0 = "npu.dma_load"(%x, %a) {channel = 0 : i64} : (memref<32x32xf32>, memref<32x32xf32, 1>) -> !npu.token
+  "npu.wait"(%t0) : (!npu.token) -> ()
+  %r = "npu.alloc"() : () -> memref<32x32xf32, 1>
+  "npu.activation"(%a, %r) {kind = "relu"} : (memref<32x32xf32, 1>, memref<32x32xf32, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  %t1 = "npu.dma_store"(%r, %y) {channel = 1 : i64} : (memref<32x32xf32, 1>, memref<32x32xf32>) -> !npu.token
+  "npu.wait"(%t1) : (!npu.token) -> ()
+  "npu.dealloc"(%r) : (memref<32x32xf32, 1>) -> ()
+  "npu.dealloc"(%a) : (memref<32x32xf32, 1>) -> ()
+  %p = "npu.alloc"() {npu.resident, offset = 15872 : i64} : () -> memref<4x32xf32, 1>
+  %halo = memref.subview %p[0, 0] [1, 32] [1, 1] : memref<4x32xf32, 1> to memref<1x32xf32, strided<[32, 1]>, 1>
+  "npu.fill"(%halo) {value = 0.000000e+00 : f64} : (memref<1x32xf32, strided<[32, 1]>, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  %b = "npu.alloc"() : () -> memref<32x32xf32, 1>
+  %t2 = "npu.dma_load"(%y, %b) {channel = 0 : i64} : (memref<32x32xf32>, memref<32x32xf32, 1>) -> !npu.token
+  %o = "npu.alloc"() : () -> memref<2x32xf32, 1>
+  "npu.wait"(%t2) : (!npu.token) -> ()
+  %rows = memref.subview %b[0, 0] [2, 32] [1, 1] : memref<32x32xf32, 1> to memref<2x32xf32, strided<[32, 1]>, 1>
+  "npu.activation"(%rows, %o) {kind = "relu"} : (memref<2x32xf32, strided<[32, 1]>, 1>, memref<2x32xf32, 1>) -> ()
+  %interior = memref.subview %p[1, 0] [2, 32] [1, 1] : memref<4x32xf32, 1> to memref<2x32xf32, strided<[32, 1], offset: 32>, 1>
+  "npu.activation"(%o, %interior) {kind = "none"} : (memref<2x32xf32, 1>, memref<2x32xf32, strided<[32, 1], offset: 32>, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  "npu.dealloc"(%o) : (memref<2x32xf32, 1>) -> ()
+  "npu.dealloc"(%b) : (memref<32x32xf32, 1>) -> ()
+  "npu.dealloc"(%p) : (memref<4x32xf32, 1>) -> ()
+  return
+}
