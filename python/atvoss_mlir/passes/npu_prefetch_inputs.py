@@ -9,11 +9,16 @@ constant's is npu-prefetch-weights' work) moves up, with its SRAM buffer's
 `npu.alloc` and the views it reads and writes, to just before that barrier;
 the waits there on DMAs started before the barrier move up before it, so the
 load still reads what the previous op's loop stored. It moves only past
-allocations, views, deallocations, waits, other loads and stores; never past
-a store on its own channel (a channel runs its DMAs in order: the store would
-wait for it), nor past a store whose DRAM range may overlap what it reads
-(static ranges, else the same buffer counts as overlapping); a remark says
-so then, since the load waits for that store.
+allocations, views, deallocations, waits, other loads, stores and the fills of
+other buffers (a padded buffer's halo); never past a store whose DRAM range
+may overlap what it reads (static ranges, else the same buffer counts as
+overlapping; a remark says so then, since the load waits for that store), nor
+past a store on its own channel (a channel runs its DMAs in order: the load
+would wait for it), unless it reads the program's input, which nothing
+writes: it then goes on a channel no store it passes is on. When the op
+before is a padded buffer's halo fill (no loop, no DMA: a strip of a cascade
+fills the halo of the buffer its first op writes), the load may go before the
+op before that, at the earliest barrier where nothing above stops it.
 
 The buffer then lives during the previous op's epilogue. Every buffer is
 placed first fit after each move, as npu-allocate-sram places them; when one
@@ -77,6 +82,14 @@ def is_constant(value: ir.Value) -> bool:
     return isinstance(value, ir.OpResult) and value.owner.operation.name == "memref.get_global"
 
 
+def reads_input(load) -> bool:
+    """Whether `load` reads the program's input (a function argument: the
+    program never writes its inputs)."""
+    source = root_buffer(load.operands[0])
+    return isinstance(source, ir.BlockArgument) and source.owner.owner is not None and \
+        source.owner.owner.operation.name == "func.func"
+
+
 def epilogue_barriers(ops: list, start: int) -> list:
     """The indices of the barriers a load at ops[start] may go before, latest
     first: the one ending the previous op's last tile, when only passable ops
@@ -96,8 +109,8 @@ def epilogue_barriers(ops: list, start: int) -> list:
             if before is not None and (before.name == "scf.for" or before.name in COMPUTE_OPS):
                 return [index]
             return []
-        if not op.name.startswith(PASSABLE):
-            return []
+        if not op.name.startswith(PASSABLE) and op.name != "npu.fill":
+            return []   # (a fill's buffer is checked against the load's when it moves)
     return []
 
 
@@ -113,12 +126,14 @@ class NpuPrefetchInputs(ModulePass):
                 ops = [op.operation for op in block.operations]
                 position = {op: i for i, op in enumerate(ops)}
                 for load in [op for op in ops if op.name == "npu.dma_load"]:
+                    channel = load.attributes["channel"]
                     moved = self.plan(block, ops, position, load, context)
                     if moved is None:
                         continue
                     if first_unplaced(block, target) is not None:
                         for op, successor in reversed(moved):   # back where each was
                             op.move_before(successor)
+                        load.attributes["channel"] = channel
                         context.diagnostics.remark(
                             load.location, "the first load of this op is not issued during "
                             "the previous op's last tile: its SRAM buffer would not fit "
@@ -148,8 +163,8 @@ class NpuPrefetchInputs(ModulePass):
         # said when it waits for a store at the latest one.
         waits_for_store = False
         for barrier in reversed(epilogue_barriers(ops, position[load])):
-            moved, waits_for_store = NpuPrefetchInputs.move(block, ops, position, load,
-                                                            moving, barrier)
+            moved, waits_for_store = NpuPrefetchInputs.move(
+                block, ops, position, load, moving, barrier, context.target.dma_channels)
             if moved is not None:
                 return moved
         if waits_for_store:
@@ -160,7 +175,7 @@ class NpuPrefetchInputs(ModulePass):
 
     @staticmethod
     def move(block: ir.Block, ops: list, position: dict, load, moving: list,
-             barrier: int) -> tuple[list | None, bool]:
+             barrier: int, channels: int) -> tuple[list | None, bool]:
         """Move the load's ops (`moving`) before ops[barrier] when nothing
         between stops it: (the ops moved, each with the op it was before, or
         None; whether a store of what it reads stopped it)."""
@@ -168,16 +183,14 @@ class NpuPrefetchInputs(ModulePass):
         start = position[load]
         if position[buffer.owner.operation] < barrier:
             return None, False   # the buffer is in use before it (a padded tile's fill)
-        channel = load.attributes["channel"]
-        waits = []
+        waits, storing = [], set()   # the channels of the stores it passes
         for op in ops[barrier + 1:start]:
             if op in moving:
                 continue
             if any(root_buffer(operand) == buffer for operand in op.operands):
                 return None, False
             if op.name == "npu.dma_store":
-                if op.attributes["channel"] == channel:
-                    return None, False
+                storing.add(ir.IntegerAttr(op.attributes["channel"]).value)
                 if may_overlap(op.operands[1], source):
                     return None, True
             if op.name == "npu.wait" and all(
@@ -190,8 +203,19 @@ class NpuPrefetchInputs(ModulePass):
                and operand.owner.operation not in moved
                for op in moving for operand in op.operands):
             return None, False   # it reads a value defined after the barrier
+        # A channel runs its DMAs in order: on a store's channel the load would
+        # wait for it. A load of the program's input (never written) goes on a
+        # channel no store it passes is on; any other load stays behind the
+        # store, whose channel may order it after earlier stores of what it reads.
+        channel = ir.IntegerAttr(load.attributes["channel"]).value
+        free = [other for other in range(channels) if other not in storing]
+        if channel in storing and (not free or not reads_input(load)):
+            return None, False
         moved_ops = waits + [op for op in ops[barrier + 1:start + 1] if op in moved]
         originals = [(op, ops[position[op] + 1]) for op in moved_ops]
         for op in moved_ops:
             op.move_before(ops[barrier])
+        if channel in storing:
+            load.attributes["channel"] = ir.IntegerAttr.get(
+                ir.IntegerType.get_signless(64), free[0])
         return originals, False

@@ -118,14 +118,16 @@ func.func @other_rows$moves(%x: memref<32x32xf32>, %y: memref<64x32xf32>, %z: me
 // -----
 
 // The last store on the load's channel: the load would wait behind it on that
-// channel anyway, so it stays.
+// channel anyway, so it stays (it reads a buffer the program writes: the
+// channel may order it after an earlier store of it).
 
 // CHECK-LABEL: func.func @same_channel$stays
 // CHECK:         "npu.barrier"() {engines = "compute"}
 // CHECK:         "npu.dma_store"
 // CHECK:         %[[B:.*]] = "npu.alloc"
 // CHECK:         "npu.dma_load"(%{{.*}}, %[[B]]) {channel = 1 : i64}
-func.func @same_channel$stays(%x: memref<32x32xf32>, %y: memref<32x32xf32>, %u: memref<32x32xf32>, %z: memref<32x32xf32>) {
+func.func @same_channel$stays(%x: memref<32x32xf32>, %y: memref<32x32xf32>, %z: memref<32x32xf32>) {
+  %u = memref.alloc() : memref<32x32xf32>
   %a = "npu.alloc"() : () -> memref<32x32xf32, 1>
   %t0 = "npu.dma_load"(%x, %a) {channel = 0 : i64} : (memref<32x32xf32>, memref<32x32xf32, 1>) -> !npu.token
   "npu.wait"(%t0) : (!npu.token) -> ()
@@ -265,6 +267,80 @@ func.func @past_a_halo_fill$to_the_fill(%x: memref<32x32xf32>, %y: memref<32x32x
   "npu.activation"(%o, %interior) {kind = "none"} : (memref<2x32xf32, 1>, memref<2x32xf32, strided<[32, 1], offset: 32>, 1>) -> ()
   "npu.barrier"() {engines = "compute"} : () -> ()
   "npu.dealloc"(%o) : (memref<2x32xf32, 1>) -> ()
+  "npu.dealloc"(%b) : (memref<32x32xf32, 1>) -> ()
+  "npu.dealloc"(%p) : (memref<4x32xf32, 1>) -> ()
+  return
+}
+
+// -----
+
+// The load reads the program's input, which nothing writes: it moves past the
+// last store on its channel onto the other channel.
+
+// CHECK-LABEL: func.func @input_on_the_store_channel$switches
+// CHECK:         "npu.activation"
+// CHECK-NEXT:    %[[B:.*]] = "npu.alloc"
+// CHECK-NEXT:    "npu.dma_load"(%{{.*}}, %[[B]]) {channel = 0 : i64}
+// CHECK-NEXT:    "npu.barrier"() {engines = "compute"}
+// CHECK-NEXT:    "npu.dma_store"(%{{.*}}, %{{.*}}) {channel = 1 : i64}
+func.func @input_on_the_store_channel$switches(%x: memref<32x32xf32>, %y: memref<32x32xf32>, %u: memref<32x32xf32>, %z: memref<32x32xf32>) {
+  %a = "npu.alloc"() : () -> memref<32x32xf32, 1>
+  %t0 = "npu.dma_load"(%x, %a) {channel = 0 : i64} : (memref<32x32xf32>, memref<32x32xf32, 1>) -> !npu.token
+  "npu.wait"(%t0) : (!npu.token) -> ()
+  %r = "npu.alloc"() : () -> memref<32x32xf32, 1>
+  "npu.activation"(%a, %r) {kind = "relu"} : (memref<32x32xf32, 1>, memref<32x32xf32, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  %t1 = "npu.dma_store"(%r, %y) {channel = 1 : i64} : (memref<32x32xf32, 1>, memref<32x32xf32>) -> !npu.token
+  "npu.wait"(%t1) : (!npu.token) -> ()
+  "npu.dealloc"(%r) : (memref<32x32xf32, 1>) -> ()
+  "npu.dealloc"(%a) : (memref<32x32xf32, 1>) -> ()
+  %b = "npu.alloc"() : () -> memref<32x32xf32, 1>
+  %o = "npu.alloc"() : () -> memref<32x32xf32, 1>
+  %t2 = "npu.dma_load"(%u, %b) {channel = 1 : i64} : (memref<32x32xf32>, memref<32x32xf32, 1>) -> !npu.token
+  "npu.wait"(%t2) : (!npu.token) -> ()
+  "npu.activation"(%b, %o) {kind = "relu"} : (memref<32x32xf32, 1>, memref<32x32xf32, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  %t3 = "npu.dma_store"(%o, %z) {channel = 0 : i64} : (memref<32x32xf32, 1>, memref<32x32xf32>) -> !npu.token
+  "npu.wait"(%t3) : (!npu.token) -> ()
+  "npu.dealloc"(%o) : (memref<32x32xf32, 1>) -> ()
+  "npu.dealloc"(%b) : (memref<32x32xf32, 1>) -> ()
+  return
+}
+
+// -----
+
+// A padded buffer's halo filled just before the load, with no barrier between
+// (the buffer the load's op writes): the fill touches another buffer, so the
+// load moves past it.
+
+// CHECK-LABEL: func.func @past_a_fill_of_another_buffer$moves
+// CHECK:         "npu.activation"
+// CHECK-NEXT:    %[[B:.*]] = "npu.alloc"() : () -> memref<32x32xf32, 1>
+// CHECK-NEXT:    "npu.dma_load"(%{{.*}}, %[[B]]) {channel = 0 : i64}
+// CHECK-NEXT:    "npu.barrier"() {engines = "compute"}
+// CHECK:         "npu.fill"
+// CHECK-NEXT:    "npu.wait"
+func.func @past_a_fill_of_another_buffer$moves(%x: memref<32x32xf32>, %y: memref<32x32xf32>, %u: memref<32x32xf32>) {
+  %a = "npu.alloc"() : () -> memref<32x32xf32, 1>
+  %t0 = "npu.dma_load"(%x, %a) {channel = 0 : i64} : (memref<32x32xf32>, memref<32x32xf32, 1>) -> !npu.token
+  "npu.wait"(%t0) : (!npu.token) -> ()
+  %r = "npu.alloc"() : () -> memref<32x32xf32, 1>
+  "npu.activation"(%a, %r) {kind = "relu"} : (memref<32x32xf32, 1>, memref<32x32xf32, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  %t1 = "npu.dma_store"(%r, %y) {channel = 1 : i64} : (memref<32x32xf32, 1>, memref<32x32xf32>) -> !npu.token
+  "npu.wait"(%t1) : (!npu.token) -> ()
+  "npu.dealloc"(%r) : (memref<32x32xf32, 1>) -> ()
+  "npu.dealloc"(%a) : (memref<32x32xf32, 1>) -> ()
+  %p = "npu.alloc"() {npu.resident, offset = 15872 : i64} : () -> memref<4x32xf32, 1>
+  %halo = memref.subview %p[0, 0] [1, 32] [1, 1] : memref<4x32xf32, 1> to memref<1x32xf32, strided<[32, 1]>, 1>
+  "npu.fill"(%halo) {value = 0.000000e+00 : f64} : (memref<1x32xf32, strided<[32, 1]>, 1>) -> ()
+  %b = "npu.alloc"() : () -> memref<32x32xf32, 1>
+  %t2 = "npu.dma_load"(%u, %b) {channel = 0 : i64} : (memref<32x32xf32>, memref<32x32xf32, 1>) -> !npu.token
+  "npu.wait"(%t2) : (!npu.token) -> ()
+  %rows = memref.subview %b[0, 0] [2, 32] [1, 1] : memref<32x32xf32, 1> to memref<2x32xf32, strided<[32, 1]>, 1>
+  %interior = memref.subview %p[1, 0] [2, 32] [1, 1] : memref<4x32xf32, 1> to memref<2x32xf32, strided<[32, 1], offset: 32>, 1>
+  "npu.activation"(%rows, %interior) {kind = "relu"} : (memref<2x32xf32, strided<[32, 1]>, 1>, memref<2x32xf32, strided<[32, 1], offset: 32>, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
   "npu.dealloc"(%b) : (memref<32x32xf32, 1>) -> ()
   "npu.dealloc"(%p) : (memref<4x32xf32, 1>) -> ()
   return
