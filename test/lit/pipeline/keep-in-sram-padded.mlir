@@ -17,9 +17,9 @@
 // CHECK:         "npu.conv2d"(%[[P]], %{{.*}}, %{{.*}})
 // CHECK:         "npu.dealloc"(%[[P]])
 
-// SIM: total cycles               4,256
+// SIM: total cycles               4,152
 // SIM: DRAM read / write         34,816 / 16,384 B
-// DRAM: total cycles               5,112
+// DRAM: total cycles               4,968
 // DRAM: DRAM read / write         51,200 / 32,768 B
 func.func @conv$conv(%x: tensor<1x16x16x16xf32>, %w1: tensor<3x3x16x16xf32>, %w2: tensor<3x3x16x16xf32>) -> tensor<1x16x16x16xf32> {
   %zero = arith.constant 0.0 : f32
