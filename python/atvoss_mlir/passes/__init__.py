@@ -43,6 +43,7 @@ _REGISTRY = {
     "npu-convert-linalg-to-npu": "npu_convert_linalg_to_npu:NpuConvertLinalgToNpu",
     "npu-prefetch-weights": "npu_prefetch_weights:NpuPrefetchWeights",
     "npu-prefetch-inputs": "npu_prefetch_inputs:NpuPrefetchInputs",
+    "npu-defer-store-waits": "npu_defer_store_waits:NpuDeferStoreWaits",
     "npu-share-concatenations": "npu_share_concatenations:NpuShareConcatenations",
     "npu-overlap-ops": "npu_overlap_ops:NpuOverlapOps",
     "npu-allocate-sram": "npu_allocate_sram:NpuAllocateSram",

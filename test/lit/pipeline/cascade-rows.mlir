@@ -26,7 +26,7 @@
 // CHECK-NOT:     memref<1x40x40x96xf32
 // CHECK-NOT:     "npu.activation"
 
-// SIM: total cycles              14,694
+// SIM: total cycles              14,314
 // SIM: DRAM read / write        142,784 / 38,400 B
 func.func @inverted_residual(%x: tensor<1x40x40x16xf32>) -> tensor<1x20x20x24xf32> {
   %zero = arith.constant 0.0 : f32
