@@ -77,10 +77,11 @@ def needs_stores_done(op, tiles: set, destinations: list) -> bool:
                for operand in op.operands)
 
 
-def sram_room(ops: list, target) -> list:
+def sram_room(ops: list, target) -> tuple[list, list]:
     """Per op of a block, the bytes of SRAM below the resident tensors live
-    there that no tile takes (an estimate of first fit: fragmentation aside)."""
-    room, tiles, residents = [], 0, {}
+    there that no tile takes (an estimate of first fit: fragmentation aside),
+    and the lowest offset of those tensors (tiles are placed below it)."""
+    room, floor, tiles, residents = [], [], 0, {}
     for op in ops:
         if op.name == "npu.alloc":
             offset = resident_offset(op)
@@ -93,8 +94,9 @@ def sram_room(ops: list, target) -> list:
             if residents.pop(buffer, None) is None and isinstance(buffer, ir.OpResult) \
                     and buffer.owner.operation.name == "npu.alloc":
                 tiles -= buffer_bytes(buffer.owner) or 0
-        room.append(min(residents.values(), default=target.max_sram_bytes) - tiles)
-    return room
+        floor.append(min(residents.values(), default=target.max_sram_bytes))
+        room.append(floor[-1] - tiles)
+    return room, floor
 
 
 @dataclass
@@ -116,9 +118,12 @@ class NpuDeferStoreWaits(ModulePass):
                 ops = [op.operation for op in block.operations]
                 position = {op: index for index, op in enumerate(ops)}
                 room = sram_room(ops, context.target)
+                tiles_at = {op.results[0]: index for index, op in enumerate(ops)
+                            if op.name == "npu.alloc"}
                 moves = [move for move in (self.plan(ops, position, wait, block) for wait in ops
                                            if wait.name == "npu.wait") if move is not None]
-                moves = [move for move in moves if self.roomy(move, position, room, context)]
+                moves = [move for move in moves
+                         if self.roomy(move, ops, position, room, tiles_at, context)]
                 # Where an undone move puts its ops back: before the op each
                 # stood before, or the next one no move takes away.
                 moved_ops = {op for move in moves for op in move.ops}
@@ -152,13 +157,22 @@ class NpuDeferStoreWaits(ModulePass):
         return None
 
     @staticmethod
-    def roomy(move: Move, position: dict, room: list, context: PassContext) -> bool:
+    def roomy(move: Move, ops: list, position: dict, room: tuple, tiles_at: dict,
+              context: PassContext) -> bool:
         """Whether the room left below the resident tensors until the move's
-        anchor holds ROOM_FACTOR times the stored tiles' bytes; says why not."""
-        tiles = sum(buffer_bytes(dealloc.operands[0].owner) or 0 for dealloc in move.ops[1:]
-                    if isinstance(dealloc.operands[0], ir.OpResult))
-        if all(ROOM_FACTOR * tiles <= room[index]
-               for index in range(position[move.wait] + 1, position[move.anchor])):
+        anchor holds ROOM_FACTOR times the stored tiles' bytes, and no tensor
+        kept in SRAM is placed there below where the tiles may be; says why
+        not."""
+        room, floor = room
+        stored = [dealloc.operands[0] for dealloc in move.ops[1:]]
+        tiles = sum(buffer_bytes(tile.owner) or 0 for tile in stored
+                    if isinstance(tile, ir.OpResult))
+        lowest = min((floor[tiles_at[tile]] for tile in stored if tile in tiles_at),
+                     default=0)
+        window = range(position[move.wait] + 1, position[move.anchor])
+        if all(ROOM_FACTOR * tiles <= room[index] for index in window) and not any(
+                ops[index].name == "npu.alloc" and resident_offset(ops[index]) is not None
+                and resident_offset(ops[index]) < lowest for index in window):
             return True
         context.diagnostics.remark(
             move.wait.location, "the wait for this op's last store stays right after it: the "
@@ -167,8 +181,12 @@ class NpuDeferStoreWaits(ModulePass):
 
     @staticmethod
     def fit(block: ir.Block, moves: list, context: PassContext) -> None:
-        """Undo moves until every buffer of the block fits the SRAM: the
-        latest one whose wait was moved past the first buffer that does not."""
+        """Undo moves until every buffer of the block fits the SRAM: those
+        whose stored tiles are live at the first buffer that does not fit,
+        else the latest ones before it (a tile kept longer shifts where first
+        fit places the buffers after it), twice as many each time it still
+        fails there."""
+        batch, last = 1, None
         while moves:
             failed = first_unplaced(block, context.target)
             if failed is None:
@@ -176,10 +194,13 @@ class NpuDeferStoreWaits(ModulePass):
             ops = [op.operation for op in block.operations]
             position = {op: index for index, op in enumerate(ops)}
             at = position.get(top_level(failed, block), len(ops))
-            # The moves whose stored tiles are live there (else the latest).
+            batch = batch * 2 if at == last else 1
+            last = at
             spanning = [m for m in moves
                         if position[m.successors[0]] <= at <= position[m.anchor]]
-            for undo in spanning or [max(moves, key=lambda m: position[m.successors[0]])]:
+            before = sorted((m for m in moves if position[m.successors[0]] <= at),
+                            key=lambda m: position[m.successors[0]])
+            for undo in spanning or before[-batch:] or moves[-batch:]:
                 for moved, successor in zip(undo.ops, undo.successors):
                     moved.move_before(successor)   # in order: the wait, then the deallocations
                 moves.remove(undo)
