@@ -30,9 +30,13 @@ from mlir import ir
 
 from . import ModulePass, PassContext, function_bodies, top_level
 from .npu_allocate_sram import buffer_bytes, first_unplaced, resident_offset
+from .npu_keep_in_sram import resident_budgets
 from .npu_prefetch_inputs import may_overlap
 from .npu_verify_common import COMPUTE_OPS, DMA_OPS, VIEW_OPS
 from .npu_verify_tokens import root_buffer
+
+STAYS = "the wait for this op's last store stays right after it: the stored tile would " \
+    "not fit beside the next op's buffers"
 
 # How many times the stored tiles' bytes the room below the resident tensors
 # must hold for a move to be tried: first fit leaves gaps, and each move that
@@ -77,26 +81,21 @@ def needs_stores_done(op, tiles: set, destinations: list) -> bool:
                for operand in op.operands)
 
 
-def sram_room(ops: list, target) -> tuple[list, list]:
+def sram_room(ops: list, floor: list) -> list:
     """Per op of a block, the bytes of SRAM below the resident tensors live
-    there that no tile takes (an estimate of first fit: fragmentation aside),
-    and the lowest offset of those tensors (tiles are placed below it)."""
-    room, floor, tiles, residents = [], [], 0, {}
-    for op in ops:
-        if op.name == "npu.alloc":
-            offset = resident_offset(op)
-            if offset is None:
-                tiles += buffer_bytes(op) or 0
-            else:
-                residents[op.results[0]] = offset
+    there (`floor`, npu-keep-in-sram's resident_budgets) that no tile takes:
+    an estimate of first fit, fragmentation aside."""
+    room, tiles = [], 0
+    for op, lowest in zip(ops, floor):
+        if op.name == "npu.alloc" and resident_offset(op) is None:
+            tiles += buffer_bytes(op) or 0
         elif op.name == "npu.dealloc":
             buffer = root_buffer(op.operands[0])
-            if residents.pop(buffer, None) is None and isinstance(buffer, ir.OpResult) \
-                    and buffer.owner.operation.name == "npu.alloc":
+            if isinstance(buffer, ir.OpResult) and buffer.owner.operation.name == "npu.alloc" \
+                    and resident_offset(buffer.owner) is None:
                 tiles -= buffer_bytes(buffer.owner) or 0
-        floor.append(min(residents.values(), default=target.max_sram_bytes))
-        room.append(floor[-1] - tiles)
-    return room, floor
+        room.append(lowest - tiles)
+    return room
 
 
 @dataclass
@@ -117,13 +116,15 @@ class NpuDeferStoreWaits(ModulePass):
             for block in function_bodies(module):
                 ops = [op.operation for op in block.operations]
                 position = {op: index for index, op in enumerate(ops)}
-                room = sram_room(ops, context.target)
+                budgets = resident_budgets(block, context.target.max_sram_bytes)
+                floor = [budgets[op] for op in ops]
+                room = sram_room(ops, floor)
                 tiles_at = {op.results[0]: index for index, op in enumerate(ops)
                             if op.name == "npu.alloc"}
                 moves = [move for move in (self.plan(ops, position, wait, block) for wait in ops
                                            if wait.name == "npu.wait") if move is not None]
                 moves = [move for move in moves
-                         if self.roomy(move, ops, position, room, tiles_at, context)]
+                         if self.roomy(move, ops, position, room, floor, tiles_at, context)]
                 # Where an undone move puts its ops back: before the op each
                 # stood before, or the next one no move takes away.
                 moved_ops = {op for move in moves for op in move.ops}
@@ -157,13 +158,12 @@ class NpuDeferStoreWaits(ModulePass):
         return None
 
     @staticmethod
-    def roomy(move: Move, ops: list, position: dict, room: tuple, tiles_at: dict,
+    def roomy(move: Move, ops: list, position: dict, room: list, floor: list, tiles_at: dict,
               context: PassContext) -> bool:
         """Whether the room left below the resident tensors until the move's
         anchor holds ROOM_FACTOR times the stored tiles' bytes, and no tensor
         kept in SRAM is placed there below where the tiles may be; says why
         not."""
-        room, floor = room
         stored = [dealloc.operands[0] for dealloc in move.ops[1:]]
         tiles = sum(buffer_bytes(tile.owner) or 0 for tile in stored
                     if isinstance(tile, ir.OpResult))
@@ -174,9 +174,7 @@ class NpuDeferStoreWaits(ModulePass):
                 ops[index].name == "npu.alloc" and resident_offset(ops[index]) is not None
                 and resident_offset(ops[index]) < lowest for index in window):
             return True
-        context.diagnostics.remark(
-            move.wait.location, "the wait for this op's last store stays right after it: the "
-            "stored tile would not fit beside the next op's buffers")
+        context.diagnostics.remark(move.wait.location, STAYS)
         return False
 
     @staticmethod
@@ -204,6 +202,4 @@ class NpuDeferStoreWaits(ModulePass):
                 for moved, successor in zip(undo.ops, undo.successors):
                     moved.move_before(successor)   # in order: the wait, then the deallocations
                 moves.remove(undo)
-                context.diagnostics.remark(
-                    undo.wait.location, "the wait for this op's last store stays right after "
-                    "it: the stored tile would not fit beside the next op's buffers")
+                context.diagnostics.remark(undo.wait.location, STAYS)
