@@ -18,6 +18,7 @@ from mlir.dialects import arith, linalg
 
 from ..dialects import npu
 from ..recipes.absorbed import residual_start
+from ..recipes.prologue import PROLOGUE, apply_prologue
 from ..recipes.requantize import QUANTIZED_ADD, REQUANTIZE
 from ..recipes.problem import ACTIVATION_ATTR, INIT_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR, built_op
 from ..recipes.tile_ir import choose, compare, div, mixed, rem, select_buffer, subview
@@ -58,6 +59,23 @@ class TileCompute(TileSpace):
         """The operands only the vector epilogue reads (has_vector_epilogue): the
         requantisation's scales, the residual's skip tile."""
         return {role for role in self.staged if role in ("scales", "skip")}
+
+    def prologue_at(self, t) -> None:
+        """The elementwise prologue folded into the op (recipes/prologue), on the
+        input tile of iteration t, in place: once per load, after its wait."""
+        prologue = self.problem.details.get(PROLOGUE)
+        if prologue is None:
+            return
+        index = self.tile_index(t)
+        apply_prologue(self.op, prologue, self.compute_view("input", t, index),
+                       [self.compute_view(role, t, index) for role in prologue.roles])
+
+    def prologue_period(self):
+        """The input's reuse period when a prologue is folded in and the input
+        changes in the loop (else its tile 0's prologue is the only one)."""
+        if PROLOGUE not in self.problem.details:
+            return None
+        return self.staged["input"].period
 
     def compute(self, t, before_epilogue=None) -> None:
         """Compute tile t, with the reduction's first/last-step variants.

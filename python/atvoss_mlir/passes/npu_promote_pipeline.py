@@ -41,6 +41,7 @@ from mlir.dialects import scf
 
 from ..dialects import npu
 from ..recipes.loops import with_iter_args
+from ..recipes.prologue import PROLOGUE
 from ..recipes.tile_ir import add, both, compare, sub, when, when_yielding
 
 
@@ -87,6 +88,7 @@ class Pipeline:
             if program.has_vector_epilogue():
                 store, loaded = self.emit_overlapped(t, in_flight, last_store)
             else:
+                self.input_prologue(t, in_flight)
                 npu.BarrierOp(engines="compute")
                 store = self.store_previous(t, last_store)
                 loaded = self.load_ahead(t, in_flight)
@@ -131,6 +133,23 @@ class Pipeline:
         program.copy_kept_tiles(t)
         program.compute(t, before_epilogue)
         return issued["store"], loaded
+
+    def input_prologue(self, t, in_flight: dict) -> None:
+        """The prologue folded into the op on tile t's input, once its loads are
+        done and before the barrier: the vector unit runs it while the matrix
+        unit still computes tile t-1 (on other buffers)."""
+        program = self.program
+        period = program.prologue_period()
+        if period is None:
+            return
+
+        def run():
+            tokens = [in_flight[role][0] for role in
+                      ["input"] + program.problem.details[PROLOGUE].roles if role in in_flight]
+            if tokens:
+                npu.WaitOp(tokens)
+            program.prologue_at(t)
+        when(both(compare("ne", t, 0), program.changes_at(period, t)), run)
 
     def store_previous(self, t, last_store):
         """Store tile t-1 when the output tile changes at t; the store's token

@@ -33,6 +33,7 @@ from mlir.dialects import linalg
 from ..dialects import npu
 from ..recipes import linalg_ops, tiling_problem
 from ..recipes.loops import flatten
+from ..recipes.prologue import PROLOGUE
 from ..recipes.requantize import REQUANTIZE
 from ..recipes.problem import (LOOP_ORDER_ATTR, TILE_SIZES_ATTR, TilingProblem, Unsupported,
                                Window, tile_nest_root)
@@ -184,6 +185,8 @@ class TileProgram(TileCompute):
                         staged.period, []).append(staged.operand.role)
             first = self.load(resident + [role for roles in groups.values() for role in roles]
                               + [role for roles in self.copied.values() for role in roles], 0)
+            if pipelined or self.loop is None:   # else in the loop's first iteration
+                self.prologue_at(0)
         output_period = reuse_period(self.problem.output, self.order, self.trips)
         if pipelined:
             with ir.InsertionPoint(self.loop):
@@ -226,6 +229,10 @@ class TileProgram(TileCompute):
         for period, roles in groups.items():
             when(both(compare("ne", t, 0), self.changes_at(period, t)),
                  lambda roles=roles: self.load(roles, t))
+        if PROLOGUE in self.problem.details:   # on each loaded input tile, in the loop
+            period = self.prologue_period()
+            when(compare("eq", t, 0) if period is None else self.changes_at(period, t),
+                 lambda: self.prologue_at(t))
         self.compute(t)
         self.refill_padding(t)
         npu.BarrierOp(engines="compute")

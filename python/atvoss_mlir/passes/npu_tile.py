@@ -62,7 +62,8 @@ from ..recipes.problem import (DATAFLOW_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR, 
                                element_bytes, root_buffer)
 from ..target import NpuTarget
 from . import ModulePass, PassContext
-from .npu_keep_in_sram import resident_budgets
+from .npu_keep_in_sram import name_of, resident_budgets
+from ..recipes.prologue import PROLOGUE
 # The search over tile sizes and loop orders; its names stay importable from here.
 from .tile_cost import (buffer_count, estimate, reuse_period, trip_counts,  # noqa: F401
                         working_set)
@@ -280,4 +281,11 @@ class NpuTile(ModulePass):
                 remark.facts["schedule"] = "tuned" if tuned is not None else "heuristic"
                 if tuned is not None:
                     remark.facts["op_key"] = tuned.op_key
+                prologue = problem.details.get(PROLOGUE)
+                if prologue is not None:
+                    folded = machine_model.type_bytes(ir.MemRefType(prologue.source.type))
+                    diagnostics.remark(op.location, f"{name_of(prologue.generic)} folded into "
+                                       f"this op as a prologue on its input tiles, applied in "
+                                       f"SRAM after each load (saves {2 * folded} B of DRAM "
+                                       f"traffic)")
                 tile_with_loops(op, *loop_tiles(problem, schedule))

@@ -19,6 +19,7 @@ from .problem import (RESIDENT_ATTR, LoopDim, OperandTile, Recipe, Strided, Tile
                       ints, ins_outs, optional_attr, root_buffer, static_shape, type_name,
                       vector_cycles)
 from .matmul import check_matrix_types
+from .prologue import fold_prologue, input_prologue
 from .sram_ops import (accumulation_start, dataflow_of, epilogue, in_sram, scratch, sram_buffer,
                        strip_casts, view_sizes)
 from .tile_ir import collapse_to_matrix, collapse_view_to_matrix, mul, subview
@@ -37,6 +38,10 @@ def conv_problem(op, target) -> TilingProblem:
     strides = ints(optional_attr(op, "strides"), (1, 1))
     dilations = ints(optional_attr(op, "dilations"), (1, 1))
     source, low, high, pad, absorbed = window_input(op, image, "input")
+    # An elementwise op writing the (unpadded) input: applied to its tiles in SRAM.
+    prologue = input_prologue(op, image, 4, target) if source == image else None
+    if prologue is not None:
+        source = prologue.source
     batch, height, width, channels = static_shape(source, "input")
     kh, kw, _, filters = static_shape(weights, "filter")
     _, oh, ow, _ = static_shape(out, "output")
@@ -63,21 +68,30 @@ def conv_problem(op, target) -> TilingProblem:
 
     matrix = matrix_cycles(gemm, target)
 
+    def prologue_cycles(t):   # on the vector unit, after each input tile's load
+        if prologue is None:
+            return 0
+        return prologue.cycles(math.prod(operands[0].extents(t)), target)
+
     def cycles(t):
         if strategy != "im2col":
-            return matrix(t)
+            return matrix(t) + prologue_cycles(t)
         pixels, _, k, _ = gemm(t)   # and the columns built on the vector unit
-        return matrix(t) + vector_cycles(pixels * k, target)
+        return matrix(t) + vector_cycles(pixels * k, target) + prologue_cycles(t)
 
     def temporaries(t):
+        constants = len(prologue.constants()) * target.sram_alignment if prologue else 0
         if strategy != "im2col":
-            return 0
-        return t[0] * t[1] * t[2] * kh * kw * t[4] * element_bytes(operands[0].element_type)
+            return constants
+        return t[0] * t[1] * t[2] * kh * kw * t[4] * element_bytes(operands[0].element_type) \
+            + constants
 
     problem = TilingProblem(op, CONV2D, dims, operands, cycles, temporaries,
                             {"strides": strides, "dilations": dilations, "kernel": (kh, kw),
                              "strategy": strategy, "gemm": gemm})
     problem.absorbed_ops += absorbed
+    if prologue is not None:
+        fold_prologue(problem, prologue, 4)
     return with_requantize(
         output_init_or_bias(with_fp32_accumulator(problem, target.pipeline_stages), 3,
                             fold_bias=target.fusion >= 1), 3, target)

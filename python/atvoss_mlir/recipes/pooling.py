@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 from mlir import ir
 
 from ..dialects import npu
 from .absorbed import output_init, overwriting_output, window_input
+from .prologue import fold_prologue, input_prologue
 from .sram_ops import in_sram, initial_value
 from .problem import (VECTOR_TYPES, LoopDim, OperandTile, Recipe, Tiled, TilingProblem,
                       Unsupported, Window, ins_outs, ints, optional_attr, static_shape, type_name,
@@ -21,6 +24,10 @@ def pool_problem(op, target) -> TilingProblem:
     if dilations != [1, 1]:
         raise Unsupported("npu.pool2d has no dilation")
     source, low, high, pad, absorbed = window_input(op, image, "input")
+    # An elementwise op writing the (unpadded) input: applied to its tiles in SRAM.
+    prologue = input_prologue(op, image, 3, target) if source == image else None
+    if prologue is not None:
+        source = prologue.source
     if pad is not None and kind == "sum" and pad != 0.0:
         raise Unsupported("sum pooling over a non-zero padding")
     batch, height, width, channels = static_shape(source, "input")
@@ -36,11 +43,19 @@ def pool_problem(op, target) -> TilingProblem:
                             pad_value=pad),
                 OperandTile("output", out, (Tiled(0), Tiled(1), Tiled(2), Tiled(3)),
                             is_output=True)]
-    problem = TilingProblem(
-        op, POOLING, dims, operands,
-        lambda t: vector_cycles(t[0] * t[1] * t[2] * t[3], target, kh * kw),
-        details={"strides": strides, "window": (kh, kw), "pool": kind})
+    def cycles(t):
+        pooled = vector_cycles(t[0] * t[1] * t[2] * t[3], target, kh * kw)
+        if prologue is None:
+            return pooled
+        return pooled + prologue.cycles(math.prod(operands[0].extents(t)), target)
+
+    def temporaries(t):
+        return len(prologue.constants()) * target.sram_alignment if prologue else 0
+    problem = TilingProblem(op, POOLING, dims, operands, cycles, temporaries,
+                            {"strides": strides, "window": (kh, kw), "pool": kind})
     problem.absorbed_ops += absorbed
+    if prologue is not None:
+        fold_prologue(problem, prologue, 3)
     return overwriting_output(output_init(problem), float("-inf") if kind == "max" else 0.0)
 
 
