@@ -88,14 +88,19 @@ class Pipeline:
             if program.has_vector_epilogue():
                 store, loaded = self.emit_overlapped(t, in_flight, last_store)
             else:
-                self.input_prologue(t, in_flight)
                 npu.BarrierOp(engines="compute")
                 store = self.store_previous(t, last_store)
                 loaded = self.load_ahead(t, in_flight)
                 npu.WaitOp([in_flight[role][0] for role in self.roles] +
                            ([last_store] if last_store is not None else []))
                 program.copy_kept_tiles(t)
+                matrix = program.recipe.matrix_unit
+                if not matrix:
+                    self.input_prologue(t, t, in_flight)
                 program.compute(t)
+                if matrix:
+                    self.input_prologue(t, add(t, 1), {
+                        role: tokens[1:] + [loaded[role]] for role, tokens in in_flight.items()})
             program.refill_padding(t)
         with ir.InsertionPoint(loop.regions[0].blocks[0]):
             scf.YieldOp([token for role in self.roles for token in in_flight[role][1:] +
@@ -134,10 +139,13 @@ class Pipeline:
         program.compute(t, before_epilogue)
         return issued["store"], loaded
 
-    def input_prologue(self, t, in_flight: dict) -> None:
-        """The prologue folded into the op on tile t's input, once its loads are
-        done and before the barrier: the vector unit runs it while the matrix
-        unit still computes tile t-1 (on other buffers)."""
+    def input_prologue(self, t, u, in_flight: dict) -> None:
+        """In iteration t, the prologue folded into the op on tile u's input
+        (`in_flight`: role -> the tokens of tiles u, u+1, ...), once its loads
+        are done. A matrix op's is tile t+1's, after compute(t): the vector unit
+        runs it beside the matmul, and the loads of the next tiles do not wait
+        for it. A vector op's (a pool's) is tile t's, right before its compute:
+        the unit runs one after the other anyway. Tile 0's comes before the loop."""
         program = self.program
         period = program.prologue_period()
         if period is None:
@@ -148,8 +156,9 @@ class Pipeline:
                       ["input"] + program.problem.details[PROLOGUE].roles if role in in_flight]
             if tokens:
                 npu.WaitOp(tokens)
-            program.prologue_at(t)
-        when(both(compare("ne", t, 0), program.changes_at(period, t)), run)
+            program.prologue_at(u)
+        first = compare("ne", t, 0) if u is t else compare("ult", u, program.iterations)
+        when(both(first, program.changes_at(period, u)), run)
 
     def store_previous(self, t, last_store):
         """Store tile t-1 when the output tile changes at t; the store's token

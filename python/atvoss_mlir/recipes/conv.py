@@ -68,16 +68,18 @@ def conv_problem(op, target) -> TilingProblem:
 
     matrix = matrix_cycles(gemm, target)
 
-    def prologue_cycles(t):   # on the vector unit, after each input tile's load
+    def with_prologue(t, cycles):
+        """A folded prologue runs on the vector unit beside the matmul of the
+        tile before (npu_promote_pipeline): the longer of the two."""
         if prologue is None:
-            return 0
-        return prologue.cycles(math.prod(operands[0].extents(t)), target)
+            return cycles
+        return np.maximum(cycles, prologue.cycles(math.prod(operands[0].extents(t)), target))
 
     def cycles(t):
         if strategy != "im2col":
-            return matrix(t) + prologue_cycles(t)
+            return with_prologue(t, matrix(t))
         pixels, _, k, _ = gemm(t)   # and the columns built on the vector unit
-        return matrix(t) + vector_cycles(pixels * k, target) + prologue_cycles(t)
+        return with_prologue(t, matrix(t) + vector_cycles(pixels * k, target))
 
     def temporaries(t):
         constants = len(prologue.constants()) * target.sram_alignment if prologue else 0

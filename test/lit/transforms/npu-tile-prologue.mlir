@@ -17,8 +17,14 @@
 // CHECK:         "npu.elementwise"(%[[TILE]], %{{.*}}, %[[TILE]]) {kind = "mul"}
 // CHECK-NEXT:    "npu.elementwise"(%[[TILE]], %{{.*}}, %[[TILE]]) {kind = "add"}
 // CHECK-NEXT:    "npu.activation"(%[[TILE]], %[[TILE]]) {kind = "relu"}
+// Pipelined, tile t+1's prologue follows the matmul of tile t (the vector
+// unit beside the matrix unit), once tile t+1's load is done.
 // CHECK:         scf.for
+// CHECK:           "npu.dma_load"
 // CHECK:           "npu.matmul"
+// CHECK-NEXT:      scf.if %{{.*}} {
+// CHECK-NEXT:        "npu.wait"
+// CHECK:             "npu.elementwise"(%[[NEXT:[0-9]+]], %{{.*}}, %[[NEXT]]) {kind = "mul"}
 // FUSION1-LABEL: func.func @conv$pre_activation
 // FUSION1:         linalg.generic {{{.*}}npu.tile_sizes
 // FUSION1:         linalg.conv_2d_nhwc_hwcf {{{.*}}npu.tile_sizes
@@ -53,6 +59,8 @@ func.func @conv$pre_activation(%x: memref<1x16x16x64xf32>, %s: memref<64xf32>, %
 // CHECK:         "npu.elementwise"(%[[T:.*]], %{{.*}}, %[[T]]) {kind = "mul"}
 // CHECK-NEXT:    "npu.activation"(%[[T]], %[[T]]) {kind = "relu"}
 // CHECK:         scf.for
+// A pool's prologue runs on its own tile right before it (the same unit).
+// CHECK:           "npu.activation"(%[[U:.*]], %[[U]]) {kind = "relu"}
 // CHECK:           "npu.pool2d"
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #ch = affine_map<(d0, d1, d2, d3) -> (d3)>
