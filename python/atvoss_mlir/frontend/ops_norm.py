@@ -130,7 +130,7 @@ def lrn(node):
 def _times_negative_power(x, base, beta: float):
     """x * base ** -beta for a positive base (NaN for a negative one, inf at 0,
     as x / powf(base, beta) gives), in the fewest vector passes: at the usual
-    beta = 0.75 x * rsqrt(base) * rsqrt(sqrt(base)), 14 passes against the 21
+    beta = 0.75 x * r * sqrt(r) with r = rsqrt(base), 10 passes against the 21
     of a division by exp(beta * log(base))."""
     if beta == 0:
         return x
@@ -139,7 +139,8 @@ def _times_negative_power(x, base, beta: float):
     if beta == 0.5:
         return arith.mulf(x, math.rsqrt(base))
     if beta == 0.75:
-        return arith.mulf(arith.mulf(x, math.rsqrt(base)), math.rsqrt(math.sqrt(base)))
+        inverse_root = math.rsqrt(base)
+        return arith.mulf(arith.mulf(x, inverse_root), math.sqrt(inverse_root))
     return arith.mulf(x, math.exp(arith.mulf(b.const_like(-beta, base), math.log(base))))
 
 
