@@ -63,6 +63,7 @@ from ..recipes.problem import (DATAFLOW_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR, 
 from ..target import NpuTarget
 from . import ModulePass, PassContext
 from .npu_keep_in_sram import name_of, resident_budgets
+from ..recipes.pooling import SEPARABLE, WHOLE_WINDOW_ATTR
 from ..recipes.prologue import PROLOGUE
 # The search over tile sizes and loop orders; its names stay importable from here.
 from .tile_cost import (buffer_count, estimate, reuse_period, trip_counts,  # noqa: F401
@@ -251,6 +252,15 @@ class NpuTile(ModulePass):
                               f"{target.max_sram_bytes} B"
                 else:
                     outcome = search(problem, target, stages, explicit)
+                    if outcome.schedule is None and problem.details.get(SEPARABLE):
+                        # The scratch tile of a separable pool does not fit: whole windows.
+                        op.attributes[WHOLE_WINDOW_ATTR] = ir.UnitAttr.get()
+                        problem = tiling_problem(op, target)
+                        outcome = search(problem, target, stages, explicit)
+                        if outcome.schedule is not None:
+                            diagnostics.remark(op.location, f"'{op.name}' pools its whole "
+                                               f"window at once: a row pool after a column "
+                                               f"pool needs a scratch tile that does not fit")
                     schedule, refusal = outcome.schedule, outcome.refusal
                     relaxed, op_stages = outcome.relaxed, outcome.stages
                 if schedule is None:

@@ -1,4 +1,12 @@
-"""Pooling on the vector unit: linalg max and sum pooling (NHWC) as npu.pool2d."""
+"""Pooling on the vector unit: linalg max and sum pooling (NHWC) as npu.pool2d.
+
+A pool of stride 1 across the columns whose window has more taps than its
+height and width together (3x3) runs separably: a kh x 1 pool down every
+input column of the tile into a scratch tile (the output tile's rows, the
+input tile's columns), then a 1 x kw pool across it (max and sum are
+separable): kh + kw taps per output instead of kh * kw. A sum pool does so
+in fp32 only (a narrower type would round the column sums); npu-tile marks a
+pool whose scratch tile does not fit to pool its whole window at once."""
 
 from __future__ import annotations
 
@@ -9,10 +17,11 @@ from mlir import ir
 from ..dialects import npu
 from .absorbed import output_init, overwriting_output, window_input
 from .prologue import fold_prologue, input_prologue
-from .sram_ops import in_sram, initial_value
+from .sram_ops import in_sram, initial_value, scratch, sram_buffer, view_sizes
+from .tile_ir import subview
 from .problem import (VECTOR_TYPES, LoopDim, OperandTile, Recipe, Tiled, TilingProblem,
-                      Unsupported, Window, ins_outs, ints, optional_attr, static_shape, type_name,
-                      vector_cycles)
+                      Unsupported, Window, element_bytes, ins_outs, ints, optional_attr,
+                      static_shape, type_name, vector_cycles)
 
 def pool_problem(op, target) -> TilingProblem:
     (image, window), (out,) = ins_outs(op)
@@ -43,20 +52,50 @@ def pool_problem(op, target) -> TilingProblem:
                             pad_value=pad),
                 OperandTile("output", out, (Tiled(0), Tiled(1), Tiled(2), Tiled(3)),
                             is_output=True)]
+    columns = operands[0].region[2]   # the input columns a tile of output columns reads
+    separate = pools_separably(op, kind, type_name(out), (kh, kw), strides)
+
     def cycles(t):
-        pooled = vector_cycles(t[0] * t[1] * t[2] * t[3], target, kh * kw)
+        if separate:
+            pooled = vector_cycles(t[0] * t[1] * columns.extent(t[2]) * t[3], target, kh) + \
+                vector_cycles(t[0] * t[1] * t[2] * t[3], target, kw)
+        else:
+            pooled = vector_cycles(t[0] * t[1] * t[2] * t[3], target, kh * kw)
         if prologue is None:
             return pooled
         return pooled + prologue.cycles(math.prod(operands[0].extents(t)), target)
 
     def temporaries(t):
-        return len(prologue.constants()) * target.sram_alignment if prologue else 0
+        constants = len(prologue.constants()) * target.sram_alignment if prologue else 0
+        if not separate:
+            return constants
+        # Pooled down the columns: the output tile's rows, every input column.
+        alignment = target.sram_alignment
+        return constants + -(-t[0] * t[1] * columns.extent(t[2]) * t[3] * element_bytes(
+            operands[-1].element_type) // alignment) * alignment
+
     problem = TilingProblem(op, POOLING, dims, operands, cycles, temporaries,
-                            {"strides": strides, "window": (kh, kw), "pool": kind})
+                            {"strides": strides, "window": (kh, kw), "pool": kind,
+                             SEPARABLE: separate})
     problem.absorbed_ops += absorbed
     if prologue is not None:
         fold_prologue(problem, prologue, 3)
     return overwriting_output(output_init(problem), float("-inf") if kind == "max" else 0.0)
+
+
+SEPARABLE = "separable"
+WHOLE_WINDOW_ATTR = "npu.whole_window"
+
+
+def pools_separably(op, kind: str, element: str, kernel, strides) -> bool:
+    """Whether the pool runs as a column pool then a row pool: stride 1 across
+    the columns (the column pool covers each input column once, one output
+    column per input column), fewer taps that way, a max or an fp32 sum, and
+    npu-tile has not marked it to pool whole windows."""
+    kh, kw = kernel
+    return strides[1] == 1 and kh > 1 and kw > 1 and kh + kw < kh * kw \
+        and (kind == "max" or element == "f32") \
+        and WHOLE_WINDOW_ATTR not in op.operation.attributes
 
 
 class PoolingRecipe(Recipe):
@@ -79,7 +118,21 @@ class PoolingRecipe(Recipe):
             init = initial_value(op, out)
             if init is not None:   # the identity of the pool: npu.pool2d overwrites
                 rewriter.erase_op(init.operation)
-            npu.Pool2dOp(image, out, pool, kernel, ints(optional_attr(op, "strides"), (1, 1)))
+            strides = ints(optional_attr(op, "strides"), (1, 1))
+            if pools_separably(op, pool, type_name(out), kernel, strides):
+                # Down each input column into a scratch tile, then across it.
+                element = ir.MemRefType(out.type).element_type
+                image_shape = ir.MemRefType(sram_buffer(image).type).shape
+                out_shape = ir.MemRefType(sram_buffer(out).type).shape
+                image_sizes, out_sizes = view_sizes(image), view_sizes(out)
+                down = subview(scratch(op, [out_shape[0], out_shape[1], image_shape[2],
+                                            out_shape[3]], element),
+                               [0, 0, 0, 0],
+                               [out_sizes[0], out_sizes[1], image_sizes[2], out_sizes[3]])
+                npu.Pool2dOp(image, down, pool, [kernel[0], 1], [strides[0], 1])
+                npu.Pool2dOp(down, out, pool, [1, kernel[1]], [1, 1])
+            else:
+                npu.Pool2dOp(image, out, pool, kernel, strides)
         rewriter.erase_op(op.operation)
 
 
