@@ -96,11 +96,11 @@ class Pipeline:
                 program.copy_kept_tiles(t)
                 matrix = program.recipe.matrix_unit
                 if not matrix:
-                    self.input_prologue(t, t, in_flight)
+                    self.input_prologue(t, in_flight)
                 program.compute(t)
                 if matrix:
-                    self.input_prologue(t, add(t, 1), {
-                        role: tokens[1:] + [loaded[role]] for role, tokens in in_flight.items()})
+                    self.input_prologue(t, {role: tokens[1:] + [loaded[role]]
+                                            for role, tokens in in_flight.items()}, ahead=True)
             program.refill_padding(t)
         with ir.InsertionPoint(loop.regions[0].blocks[0]):
             scf.YieldOp([token for role in self.roles for token in in_flight[role][1:] +
@@ -139,17 +139,19 @@ class Pipeline:
         program.compute(t, before_epilogue)
         return issued["store"], loaded
 
-    def input_prologue(self, t, u, in_flight: dict) -> None:
-        """In iteration t, the prologue folded into the op on tile u's input
-        (`in_flight`: role -> the tokens of tiles u, u+1, ...), once its loads
-        are done. A matrix op's is tile t+1's, after compute(t): the vector unit
-        runs it beside the matmul, and the loads of the next tiles do not wait
-        for it. A vector op's (a pool's) is tile t's, right before its compute:
-        the unit runs one after the other anyway. Tile 0's comes before the loop."""
+    def input_prologue(self, t, in_flight: dict, ahead: bool = False) -> None:
+        """In iteration t, the prologue folded into the op on the input of tile
+        u = t (t+1 when `ahead`), once its loads are done (`in_flight`: role ->
+        the tokens of tiles u, u+1, ...). A matrix op's is tile t+1's, after
+        compute(t): the vector unit runs it beside the matmul, and the loads of
+        the next tiles do not wait for it. A vector op's (a pool's) is tile t's,
+        right before its compute: the unit runs one after the other anyway.
+        Tile 0's comes before the loop."""
         program = self.program
         period = program.prologue_period()
         if period is None:
             return
+        u = add(t, 1) if ahead else t
 
         def run():
             tokens = [in_flight[role][0] for role in
@@ -157,7 +159,7 @@ class Pipeline:
             if tokens:
                 npu.WaitOp(tokens)
             program.prologue_at(u)
-        first = compare("ne", t, 0) if u is t else compare("ult", u, program.iterations)
+        first = compare("ult", u, program.iterations) if ahead else compare("ne", t, 0)
         when(both(first, program.changes_at(period, u)), run)
 
     def store_previous(self, t, last_store):
