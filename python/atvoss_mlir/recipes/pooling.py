@@ -19,9 +19,9 @@ from .absorbed import output_init, overwriting_output, window_input
 from .prologue import fold_prologue, input_prologue
 from .sram_ops import in_sram, initial_value, scratch, sram_buffer, view_sizes
 from .tile_ir import subview
-from .problem import (VECTOR_TYPES, LoopDim, OperandTile, Recipe, Tiled, TilingProblem,
-                      Unsupported, Window, element_bytes, ins_outs, ints, optional_attr,
-                      static_shape, type_name, vector_cycles)
+from .problem import (RESIDENT_ATTR, VECTOR_TYPES, LoopDim, OperandTile, Recipe, Tiled,
+                      TilingProblem, Unsupported, Window, element_bytes, ins_outs, ints,
+                      optional_attr, static_shape, type_name, vector_cycles)
 
 def pool_problem(op, target) -> TilingProblem:
     (image, window), (out,) = ins_outs(op)
@@ -53,7 +53,8 @@ def pool_problem(op, target) -> TilingProblem:
                 OperandTile("output", out, (Tiled(0), Tiled(1), Tiled(2), Tiled(3)),
                             is_output=True)]
     columns = operands[0].region[2]   # the input columns a tile of output columns reads
-    separate = pools_separably(op, kind, type_name(out), (kh, kw), strides)
+    separate = pools_separably(op, kind, type_name(out), (kh, kw), strides) \
+        and not any(operand.resident for operand in operands)
 
     def cycles(t):
         if separate:
@@ -119,7 +120,11 @@ class PoolingRecipe(Recipe):
             if init is not None:   # the identity of the pool: npu.pool2d overwrites
                 rewriter.erase_op(init.operation)
             strides = ints(optional_attr(op, "strides"), (1, 1))
-            if pools_separably(op, pool, type_name(out), kernel, strides):
+            # A tensor kept in SRAM is computed on in place: its view is no tile.
+            kept = any(isinstance(sram_buffer(view), ir.OpResult)
+                       and RESIDENT_ATTR in sram_buffer(view).owner.attributes
+                       for view in (image, out))
+            if pools_separably(op, pool, type_name(out), kernel, strides) and not kept:
                 # Down each input column into a scratch tile, then across it.
                 element = ir.MemRefType(out.type).element_type
                 image_shape = ir.MemRefType(sram_buffer(image).type).shape
