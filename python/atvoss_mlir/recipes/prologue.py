@@ -52,7 +52,10 @@ class Prologue:
 
 
 def _per_channel(affine_map: ir.AffineMap, channel: int) -> bool:
-    return [str(expr) for expr in affine_map.results] == [f"d{channel}"]
+    """Whether the map indexes its operand by the channel loop alone."""
+    results = list(affine_map.results)
+    return len(results) == 1 and isinstance(results[0], ir.AffineDimExpr) \
+        and results[0].position == channel
 
 
 def _in_place_steps(generic) -> list | None:
@@ -73,8 +76,6 @@ def _in_place_steps(generic) -> list | None:
             if ref.source == "tmp" and ref.value != number - 1:
                 return None
             if ref == Ref("in", 0) and number > 0:
-                return None
-            if ref.source == "tmp" and number == 0:
                 return None
         first_read = reads[0]
         if first_read != (Ref("in", 0) if number == 0 else Ref("tmp", number - 1)):
