@@ -93,7 +93,7 @@ def conv_problem(op, target) -> TilingProblem:
                              "strategy": strategy, "gemm": gemm})
     problem.absorbed_ops += absorbed
     if prologue is not None:
-        fold_prologue(problem, prologue, 4)
+        fold_prologue(problem, prologue)
     return with_requantize(
         output_init_or_bias(with_fp32_accumulator(problem, target.pipeline_stages), 3,
                             fold_bias=target.fusion >= 1), 3, target)

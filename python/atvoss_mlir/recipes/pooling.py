@@ -80,7 +80,7 @@ def pool_problem(op, target) -> TilingProblem:
                              SEPARABLE: separate})
     problem.absorbed_ops += absorbed
     if prologue is not None:
-        fold_prologue(problem, prologue, 3)
+        fold_prologue(problem, prologue)
     return overwriting_output(output_init(problem), float("-inf") if kind == "max" else 0.0)
 
 

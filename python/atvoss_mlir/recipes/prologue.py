@@ -10,12 +10,14 @@ load, while the matrix unit computes on the tile before: the tensor never
 exists.
 
 The generic qualifies when its input #0 and output have the conv input's
-shape, both by the identity, its other inputs are per-channel vectors (indexed
-by the channel alone), its body is a chain of vector steps each reading only
-the step before (so each may write the tile in place), it writes a DRAM buffer
-right before the conv and nothing between them touches what it reads or
-writes. The conv reads that buffer unpadded: a pad would be of the generic's
-values, not of its input's.
+shape, both by the identity, its other inputs are broadcast over some of the
+input's dims (a per-channel scale, an average pool's count per pixel; such an
+operand's tile is cut as the input's along the dims it spans, through a view
+with unit dims for the others), its body is a chain of vector steps each
+reading only the step before (so each may write the tile in place), it writes
+a DRAM buffer right before the conv and nothing between them touches what it
+reads or writes. The conv reads that buffer unpadded: a pad would be of the
+generic's values, not of its input's.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
+from mlir.dialects import memref
 
 from ..dialects import npu
 from .absorbed import VIEWS, ops_before, touches
-from .problem import (RESIDENT_ATTR, OperandTile, Tiled, Unsupported, indexing_maps, input_count,
+from ..frontend.builders import _reassociation
+from .problem import (RESIDENT_ATTR, OperandTile, Unsupported, Whole, has_identity_layout, indexing_maps, input_count,
                       ins_outs, root_buffer, tile_nest_root, type_name)
 from .sram_ops import full_rank_view, scratch
 from .vector_body import body_program
@@ -41,8 +45,10 @@ FLOAT_TYPES = ("f32", "f16", "bf16")
 class Prologue:
     generic: ir.Operation    # the elementwise op folded in (erased once the conv is lowered)
     source: ir.Value         # its input #0, which the conv loads instead
-    roles: list              # the roles of its per-channel operands, in input order (1..)
+    roles: list              # the roles of its other operands, in input order (1..)
     steps: list              # its body as vector steps, each writing the input tile
+    operands: list           # per other operand: (the value loaded, per dim of it the
+                             # input dim it spans, None for a unit dim)
 
     def cycles(self, elements: int, target) -> int:
         return step_cycles(self.steps, elements, target)
@@ -51,11 +57,48 @@ class Prologue:
         return step_constants(self.steps)
 
 
-def _per_channel(affine_map: ir.AffineMap, channel: int) -> bool:
-    """Whether the map indexes its operand by the channel loop alone."""
-    results = list(affine_map.results)
-    return len(results) == 1 and isinstance(results[0], ir.AffineDimExpr) \
-        and results[0].position == channel
+def _indexed_dims(affine_map: ir.AffineMap) -> tuple | None:
+    """The loops, in order, by which the map indexes its operand (a per-channel
+    scale by the channel loop, a per-pixel count by the rows and columns), or
+    None for another map."""
+    dims = []
+    for expr in affine_map.results:
+        if not isinstance(expr, ir.AffineDimExpr) or (dims and expr.position <= dims[-1]):
+            return None
+        dims.append(expr.position)
+    return tuple(dims) if dims else None
+
+
+def _full_rank(value: ir.Value, dims: tuple, rank: int) -> ir.Value | None:
+    """`value` (a contiguous buffer indexed by the loops `dims`) as a view of
+    rank `rank` with unit dims for the other loops: made once, after the
+    value's definition, and found again by the next call."""
+    kind = ir.MemRefType(value.type)
+    if not has_identity_layout(value):
+        return None
+    shape = [1] * rank
+    for size, d in zip(kind.shape, dims):
+        shape[d] = size
+    expanded = ir.MemRefType.get(shape, kind.element_type, memory_space=kind.memory_space,
+                                 loc=ir.Location.unknown(value.context))
+    for use in value.uses:
+        user = use.owner
+        if user.name == "memref.expand_shape" and user.results[0].type == expanded:
+            return user.results[0]
+    # Each source dim takes the unit dims before it; the last also those after.
+    groups = [[] for _ in dims]
+    position = 0
+    for number, d in enumerate(dims):
+        groups[number] = list(range(position, d + 1))
+        position = d + 1
+    groups[-1] += list(range(position, rank))
+    point = ir.InsertionPoint.after(value.owner) if isinstance(value, ir.OpResult) \
+        else ir.InsertionPoint.at_block_begin(value.owner)
+    location = value.owner.location if isinstance(value, ir.OpResult) \
+        else ir.Location.unknown(value.context)
+    with point:
+        return memref.ExpandShapeOp(expanded, value, _reassociation(groups), [], shape,
+                                    loc=location).result
 
 
 def _in_place_steps(generic) -> list | None:
@@ -134,11 +177,17 @@ def input_prologue(op, value: ir.Value, channel_dim: int, target) -> Prologue | 
             or not isinstance(source.type, ir.MemRefType) or type_name(source) != type_name(value) \
             or ir.MemRefType(source.type).shape != ir.MemRefType(value.type).shape:
         return None
-    channels = ir.MemRefType(value.type).shape[-1]
+    shape = ir.MemRefType(value.type).shape
+    params = []
     for other, affine_map in zip(inputs[1:], maps[1:]):
-        if not isinstance(other.type, ir.MemRefType) or ir.MemRefType(other.type).shape != [channels] \
-                or not _per_channel(affine_map, rank - 1) or type_name(other) != type_name(value):
+        dims = _indexed_dims(affine_map)
+        # Broadcast over some dims (a tensor as large as the input would be
+        # loaded again with every input tile: it stays an op).
+        if dims is None or len(dims) == rank or not isinstance(other.type, ir.MemRefType) \
+                or ir.MemRefType(other.type).shape != [shape[d] for d in dims] \
+                or type_name(other) != type_name(value):
             return None
+        params.append((other, dims))
     if list(generic.regions[0].blocks[0].arguments[len(inputs)].uses):
         return None   # the body reads the output's initial value
     # What the generic reads must not change before the conv reads it (in its place).
@@ -158,16 +207,29 @@ def input_prologue(op, value: ir.Value, channel_dim: int, target) -> Prologue | 
     steps = _in_place_steps(generic)
     if steps is None:
         return None
-    return Prologue(generic, source, [f"prologue{i}" for i in range(1, len(inputs))], steps)
+    operands = []
+    for other, dims in params:
+        if dims != tuple(range(rank - len(dims), rank)):
+            # Not the trailing dims (a count per pixel): a view with unit dims
+            # for the others broadcasts against the tile.
+            other = _full_rank(other, dims, rank)
+            if other is None:
+                return None
+            dims = tuple(d if d in dims else None for d in range(rank))
+        operands.append((other, dims))
+    return Prologue(generic, source, [f"prologue{i}" for i in range(1, len(inputs))], steps,
+                    operands)
 
 
-def fold_prologue(problem, prologue: Prologue, channel_dim: int) -> None:
-    """The conv's problem loads the generic's input; its per-channel operands
-    are tiled along the input channels; the generic is absorbed."""
-    inputs, _ = ins_outs(prologue.generic)
+def fold_prologue(problem, prologue: Prologue) -> None:
+    """The op's problem loads the generic's input; each other operand is tiled
+    as the input is along the dims it spans (a per-channel vector along the
+    input channels); the generic is absorbed."""
+    region = problem.operand("input").region
     position = len(problem.operands) - 1
-    for role, value in zip(prologue.roles, inputs[1:]):
-        problem.operands.insert(position, OperandTile(role, value, (Tiled(channel_dim),)))
+    for role, (value, dims) in zip(prologue.roles, prologue.operands):
+        problem.operands.insert(position, OperandTile(
+            role, value, tuple(Whole(1) if d is None else region[d] for d in dims)))
         position += 1
     problem.absorbed_ops.append(prologue.generic)
     problem.details[PROLOGUE] = prologue

@@ -139,3 +139,55 @@ func.func @conv$input_read_twice(%x: memref<1x16x16x64xf32>, %s: memref<64xf32>,
     ins(%t, %w : memref<1x16x16x64xf32>, memref<1x1x64x32xf32>) outs(%y : memref<1x16x16x32xf32>)
   return %y : memref<1x16x16x32xf32>
 }
+
+// -----
+
+// A count per output pixel (an average pool's divisor, padding not counted)
+// is tiled as the conv's input rows and columns, through a view with unit
+// batch and channel dims that broadcasts against the input tile. A tensor as
+// large as the input (a residual add) stays an op: it would be loaded again
+// with every input tile.
+
+// CHECK-LABEL: func.func @conv$per_pixel
+// CHECK:         memref.expand_shape %{{.*}} {{\[\[}}0, 1], [2, 3]] output_shape [1, 16, 16, 1] : memref<16x16xf32> into memref<1x16x16x1xf32>
+// CHECK:         "npu.elementwise"(%[[T:.*]], %{{.*}}, %[[T]]) {kind = "mul"} : (memref<1x4x16x64xf32, 1>, memref<1x4x16x1xf32, 1>, memref<1x4x16x64xf32, 1>)
+// CHECK-LABEL: func.func @conv$full_tensor
+// CHECK-NOT:     memref.expand_shape
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#px = affine_map<(d0, d1, d2, d3) -> (d1, d2)>
+func.func @conv$per_pixel(%x: memref<1x16x16x64xf32>, %n: memref<16x16xf32>,
+                          %w: memref<1x1x64x32xf32>) -> memref<1x16x16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<1x16x16x64xf32>
+  linalg.generic {indexing_maps = [#id, #px, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+    ins(%x, %n : memref<1x16x16x64xf32>, memref<16x16xf32>) outs(%t : memref<1x16x16x64xf32>) {
+  ^bb0(%in: f32, %count: f32, %out: f32):
+    %m = arith.mulf %in, %count : f32
+    linalg.yield %m : f32
+  }
+  %y = memref.alloc() : memref<1x16x16x32xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<1x16x16x32xf32>)
+  // expected-remark @below {{'linalg.conv_2d_nhwc_hwcf': tiles}}
+  // expected-remark @below {{folded into this op as a prologue on its input tiles}}
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, npu.conv_strategy = "implicit-gemm", strides = dense<1> : tensor<2xi64>}
+    ins(%t, %w : memref<1x16x16x64xf32>, memref<1x1x64x32xf32>) outs(%y : memref<1x16x16x32xf32>)
+  return %y : memref<1x16x16x32xf32>
+}
+func.func @conv$full_tensor(%x: memref<1x16x16x64xf32>, %skip: memref<1x16x16x64xf32>,
+                            %w: memref<1x1x64x32xf32>) -> memref<1x16x16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<1x16x16x64xf32>
+  // expected-remark @below {{'linalg.generic': tiles}}
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+    ins(%x, %skip : memref<1x16x16x64xf32>, memref<1x16x16x64xf32>) outs(%t : memref<1x16x16x64xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %a = arith.addf %in, %s : f32
+    linalg.yield %a : f32
+  }
+  %y = memref.alloc() : memref<1x16x16x32xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<1x16x16x32xf32>)
+  // expected-remark @below {{'linalg.conv_2d_nhwc_hwcf': tiles}}
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, npu.conv_strategy = "implicit-gemm", strides = dense<1> : tensor<2xi64>}
+    ins(%t, %w : memref<1x16x16x64xf32>, memref<1x1x64x32xf32>) outs(%y : memref<1x16x16x32xf32>)
+  return %y : memref<1x16x16x32xf32>
+}

@@ -100,6 +100,30 @@ def test_pre_activation_folds_into_an_average_pool():
     assert folded(compiled)
 
 
+def average_pooled_projection(channels: int = 64, size: int = 16):
+    """An Inception branch: a 3x3 average pool of stride 1 whose padding is not
+    counted (a divisor per output pixel), then a 1x1 conv."""
+    rng = np.random.default_rng(9)
+    nodes = [helper.make_node("Conv", ["x", "w0"], ["h"]),
+             helper.make_node("Relu", ["h"], ["r"]),
+             helper.make_node("AveragePool", ["r"], ["p"], kernel_shape=[3, 3],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["p", "w1", "c"], ["y"])]
+    return model(nodes, {"x": [1, 8, size, size]}, {"y": [1, 32, size, size]},
+                 {"w0": weight(rng, channels, 8, 1, 1), "w1": weight(rng, 32, channels, 1, 1),
+                  "c": weight(rng, 32)})
+
+
+@pytest.mark.parametrize("target", [SMALL, f"{SMALL} -pipeline-stages=1",
+                                    "npu -max-sram-bytes=32768"])
+def test_average_pool_divisor_per_pixel_folds_into_the_conv(target):
+    """The divisor is a count per output pixel: its tile is cut as the conv's
+    input rows and columns, a view with unit batch and channel dims."""
+    compiled, _ = compile_and_check(average_pooled_projection(), inputs(), target,
+                                    rtol=1e-5, atol=1e-5)
+    assert folded(compiled)
+
+
 def test_padded_conv_keeps_its_pre_activation():
     """A 3x3 conv reads the pre-activated tensor padded with zeros: the padding
     is not the pre-activation of a padding, so the op stays."""
