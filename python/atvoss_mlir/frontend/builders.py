@@ -186,15 +186,16 @@ def _common_groups(old, new):
 
 def _collapse(value, new_shape, groups):
     type_ = tensor_type(new_shape, element_of(value))
-    return tensor.CollapseShapeOp(type_, value, _reassociation(groups)).result
+    return tensor.CollapseShapeOp(type_, value, reassociation_attr(groups)).result
 
 
 def _expand(value, new_shape, groups):
     type_ = tensor_type(new_shape, element_of(value))
-    return tensor.ExpandShapeOp(type_, value, _reassociation(groups), [], new_shape).result
+    return tensor.ExpandShapeOp(type_, value, reassociation_attr(groups), [], new_shape).result
 
 
-def _reassociation(groups):
+def reassociation_attr(groups) -> ir.ArrayAttr:
+    """The `reassociation` attribute of an expand/collapse_shape from its groups of dims."""
     i64 = ir.IntegerType.get_signless(64)
     return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in group])
                              for group in groups])

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import linalg
 
-from ..recipes.problem import Unsupported, indexing_maps, input_count
+from ..recipes.problem import Unsupported, indexing_maps, input_count, npu_attribute_names
 from ..recipes.vector_body import body_program
 from . import ModulePass, PassContext, left_to_buffer_plan, ops_where, tensor_bytes
 from .npu_fold_transposes import elementwise
@@ -32,8 +32,7 @@ def fusable_producer(op, number: int):
     if not isinstance(value, ir.OpResult) or len(list(value.uses)) != 1:
         return None
     producer = value.owner
-    names = [a if isinstance(a, str) else a.name for a in producer.attributes]
-    if not elementwise(producer) or any(name.startswith("npu.") for name in names):
+    if not elementwise(producer) or npu_attribute_names(producer):
         return None
     rank = indexing_maps(op)[number].n_dims
     if indexing_maps(op)[number] != ir.AffineMap.get_identity(rank) \

@@ -28,7 +28,7 @@ from mlir.dialects import linalg
 
 from ..frontend.builders import constant_tensor, empty, fill
 from ..machine_model import gemm_cycles, vector_cycles
-from ..recipes.problem import constant_value, ints, optional_attr
+from ..recipes.problem import constant_value, ints, npu_attribute_names, optional_attr
 from . import ModulePass, PassContext, erase_if_unused, ops_where
 from .npu_select_conv_strategy import tensor_shape as static_shape
 
@@ -82,8 +82,7 @@ def refusal(pool, conv) -> str | None:
         return "the convolution is not 1x1"
     if ints(optional_attr(conv, "strides"), (1, 1)) != [1, 1]:
         return "the convolution has a stride"
-    if any(str(a.name if not isinstance(a, str) else a).startswith("npu.")
-           for a in conv.attributes):
+    if npu_attribute_names(conv):
         return "the convolution has an epilogue of its own"
     if len(list(conv.results[0].uses)) != 1:
         return "other ops read the convolution's result"

@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import tensor
 
+from ..frontend.builders import reassociation_attr
 from ..recipes.problem import indexing_maps, input_count
 from ..recipes.tile_ir import static
 from . import ModulePass, PassContext, ops_where
@@ -287,12 +288,6 @@ def move_below_concat(chain: list) -> None:
 def reassociation(op) -> list[list[int]]:
     return [[int(ir.IntegerAttr(d).value) for d in group]
             for group in ir.ArrayAttr(op.attributes["reassociation"])]
-
-
-def reassociation_attr(groups: list[list[int]]) -> ir.ArrayAttr:
-    i64 = ir.IntegerType.get_signless(64)
-    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in group])
-                             for group in groups])
 
 
 def static_shaped(*values) -> bool:

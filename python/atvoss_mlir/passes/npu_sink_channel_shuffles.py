@@ -36,7 +36,8 @@ from . import ModulePass, PassContext, erase_if_unused, ops_where, tensor_bytes
 from .cascade_chains import constant_padding
 from .npu_convert_layout import transposed
 from .npu_pool_before_conv import channel_bias, constant_array
-from .npu_propagate_layout import reassociation, reassociation_attr, static_shaped
+from ..frontend.builders import reassociation_attr
+from .npu_propagate_layout import reassociation, static_shaped
 
 SPLIT_CHANNELS = [[0], [1], [2], [3, 4]]
 

@@ -39,7 +39,7 @@ def conv_problem(op, target) -> TilingProblem:
     dilations = ints(optional_attr(op, "dilations"), (1, 1))
     source, low, high, pad, absorbed = window_input(op, image, "input")
     # An elementwise op writing the (unpadded) input: applied to its tiles in SRAM.
-    prologue = input_prologue(op, image, 4, target) if source == image else None
+    prologue = input_prologue(op, image, target) if source == image else None
     if prologue is not None:
         source = prologue.source
     batch, height, width, channels = static_shape(source, "input")

@@ -115,11 +115,15 @@ def built_op() -> ir.Operation:
     return operations[position - 1].operation
 
 
+def npu_attribute_names(op) -> list[str]:
+    """The names of the op's attributes that npu passes set (`npu.*`)."""
+    names = [named if isinstance(named, str) else named.name for named in op.attributes]
+    return [name for name in names if name.startswith("npu.")]
+
+
 def copy_npu_attributes(source, built) -> None:
-    for named in list(source.attributes):
-        name = named if isinstance(named, str) else named.name
-        if name.startswith("npu."):
-            built.attributes[name] = source.attributes[name]
+    for name in npu_attribute_names(source):
+        built.attributes[name] = source.attributes[name]
 
 
 def ins_outs(op) -> tuple[list, list]:

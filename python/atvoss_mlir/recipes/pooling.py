@@ -19,8 +19,8 @@ from .absorbed import output_init, overwriting_output, window_input
 from .prologue import fold_prologue, input_prologue
 from .sram_ops import in_sram, initial_value, scratch, sram_buffer, view_sizes
 from .tile_ir import subview
-from .problem import (RESIDENT_ATTR, VECTOR_TYPES, LoopDim, OperandTile, Recipe, Tiled,
-                      TilingProblem, Unsupported, Window, element_bytes, ins_outs, ints,
+from .problem import (VECTOR_TYPES, LoopDim, OperandTile, Recipe, Tiled, TilingProblem,
+                      Unsupported, Window, element_bytes, ins_outs, ints, is_resident,
                       optional_attr, static_shape, type_name, vector_cycles)
 
 def pool_problem(op, target) -> TilingProblem:
@@ -34,7 +34,7 @@ def pool_problem(op, target) -> TilingProblem:
         raise Unsupported("npu.pool2d has no dilation")
     source, low, high, pad, absorbed = window_input(op, image, "input")
     # An elementwise op writing the (unpadded) input: applied to its tiles in SRAM.
-    prologue = input_prologue(op, image, 3, target) if source == image else None
+    prologue = input_prologue(op, image, target) if source == image else None
     if prologue is not None:
         source = prologue.source
     if pad is not None and kind == "sum" and pad != 0.0:
@@ -53,8 +53,7 @@ def pool_problem(op, target) -> TilingProblem:
                 OperandTile("output", out, (Tiled(0), Tiled(1), Tiled(2), Tiled(3)),
                             is_output=True)]
     columns = operands[0].region[2]   # the input columns a tile of output columns reads
-    separate = pools_separably(op, kind, type_name(out), (kh, kw), strides) \
-        and not any(operand.resident for operand in operands)
+    separate = pools_separably(op, kind, type_name(out), (kh, kw), strides, (source, out))
 
     def cycles(t):
         if separate:
@@ -88,14 +87,17 @@ SEPARABLE = "separable"
 WHOLE_WINDOW_ATTR = "npu.whole_window"
 
 
-def pools_separably(op, kind: str, element: str, kernel, strides) -> bool:
+def pools_separably(op, kind: str, element: str, kernel, strides, buffers) -> bool:
     """Whether the pool runs as a column pool then a row pool: stride 1 across
     the columns (the column pool covers each input column once, one output
-    column per input column), fewer taps that way, a max or an fp32 sum, and
-    npu-tile has not marked it to pool whole windows."""
+    column per input column), fewer taps that way, a max or an fp32 sum, its
+    input and output `buffers` (or views of them) tiles, not tensors kept in
+    SRAM (computed on in place, they are no tile to size the scratch tile by),
+    and npu-tile has not marked it to pool whole windows."""
     kh, kw = kernel
     return strides[1] == 1 and kh > 1 and kw > 1 and kh + kw < kh * kw \
         and (kind == "max" or element == "f32") \
+        and not any(is_resident(buffer) for buffer in buffers) \
         and WHOLE_WINDOW_ATTR not in op.operation.attributes
 
 
@@ -120,11 +122,7 @@ class PoolingRecipe(Recipe):
             if init is not None:   # the identity of the pool: npu.pool2d overwrites
                 rewriter.erase_op(init.operation)
             strides = ints(optional_attr(op, "strides"), (1, 1))
-            # A tensor kept in SRAM is computed on in place: its view is no tile.
-            kept = any(isinstance(sram_buffer(view), ir.OpResult)
-                       and RESIDENT_ATTR in sram_buffer(view).owner.attributes
-                       for view in (image, out))
-            if pools_separably(op, pool, type_name(out), kernel, strides) and not kept:
+            if pools_separably(op, pool, type_name(out), kernel, strides, (image, out)):
                 # Down each input column into a scratch tile, then across it.
                 element = ir.MemRefType(out.type).element_type
                 image_shape = ir.MemRefType(sram_buffer(image).type).shape

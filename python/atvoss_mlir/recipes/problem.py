@@ -22,7 +22,8 @@ from .ir_queries import (  # noqa: F401 (recipes and passes import them from her
     TILE_SIZES_ATTR, LOOP_ORDER_ATTR, STRATEGY_ATTR, CONV_STRATEGIES, ACTIVATION_ATTR,
     TILE_LOOP_ATTR, INIT_ATTR, RESIDENT_ATTR, DATAFLOW_ATTR, RESIDUAL_START_ATTR, Unsupported,
     Malformed, is_reduction, type_name, static_shape, root_buffer, is_resident, RESIDENT_VIEWS,
-    ints, optional_attr, checked_attr, built_op, copy_npu_attributes, ins_outs, indexing_maps,
+    ints, optional_attr, checked_attr, built_op, copy_npu_attributes, npu_attribute_names,
+    ins_outs, indexing_maps,
     input_count, tile_nest_root, untiled, constant_value)
 
 MATRIX_TYPES = machine_model.MATRIX_INPUT_TYPES

@@ -1,5 +1,5 @@
-"""An elementwise op folded into the convolution that reads its result, as a
-prologue on the conv's input tiles (-fusion=2).
+"""An elementwise op folded into the convolution or pool that reads its
+result, as a prologue on that op's input tiles (-fusion=2).
 
 A pre-activation (DenseNet's batch-norm scale and shift and relu before each
 1x1 conv) is an elementwise `linalg.generic` whose result only the conv reads.
@@ -29,16 +29,18 @@ from mlir.dialects import memref
 
 from ..dialects import npu
 from .absorbed import VIEWS, ops_before, touches
-from ..frontend.builders import _reassociation
-from .problem import (RESIDENT_ATTR, OperandTile, Unsupported, Whole, has_identity_layout, indexing_maps, input_count,
-                      ins_outs, root_buffer, tile_nest_root, type_name)
+from ..frontend.builders import reassociation_attr
+from .problem import (VECTOR_TYPES, OperandTile, Unsupported, Whole, has_identity_layout,
+                      indexing_maps, input_count, ins_outs, is_resident, npu_attribute_names,
+                      root_buffer, tile_nest_root, type_name)
 from .sram_ops import full_rank_view, scratch
 from .vector_body import body_program
 from .vector_steps import ActivationStep, BinaryStep, Ref, step_constants
 from .elementwise import check_broadcasts, step_cycles
 
 PROLOGUE = "prologue"
-FLOAT_TYPES = ("f32", "f16", "bf16")
+# The vector unit's float types: the steps run there, on the op's input type.
+FLOAT_TYPES = tuple(name for name in VECTOR_TYPES if name.startswith("f"))
 
 
 @dataclass
@@ -49,6 +51,11 @@ class Prologue:
     steps: list              # its body as vector steps, each writing the input tile
     operands: list           # per other operand: (the value loaded, per dim of it the
                              # input dim it spans, None for a unit dim)
+
+    def __repr__(self) -> str:
+        # What a schedule depends on (the operands are the problem's own): the
+        # search's memo key holds it, and printing the ops would cost more.
+        return f"Prologue({self.steps!r})"
 
     def cycles(self, elements: int, target) -> int:
         return step_cycles(self.steps, elements, target)
@@ -97,14 +104,14 @@ def _full_rank(value: ir.Value, dims: tuple, rank: int) -> ir.Value | None:
     location = value.owner.location if isinstance(value, ir.OpResult) \
         else ir.Location.unknown(value.context)
     with point:
-        return memref.ExpandShapeOp(expanded, value, _reassociation(groups), [], shape,
+        return memref.ExpandShapeOp(expanded, value, reassociation_attr(groups), [], shape,
                                     loc=location).result
 
 
 def _in_place_steps(generic) -> list | None:
     """The generic's body as steps that may each write the input tile in place:
-    step 0 reads input #0 and per-channel inputs or constants, every later step
-    the step before and per-channel inputs or constants."""
+    step 0 reads input #0 and the other (broadcast) inputs or constants, every
+    later step the step before and those."""
     inputs = input_count(generic)
     try:
         steps = check_broadcasts(body_program(generic.regions[0].blocks[0], inputs),
@@ -149,22 +156,21 @@ def _only_read_by(buffer: ir.Value, generic, op) -> bool:
     return True
 
 
-def input_prologue(op, value: ir.Value, channel_dim: int, target) -> Prologue | None:
+def input_prologue(op, value: ir.Value, target) -> Prologue | None:
     """The elementwise generic to fold into `op` as a prologue on the tiles of
-    its input `value` (read unpadded; the loop dim of its channels is
-    `channel_dim`), else None."""
+    its input `value` (read unpadded), else None."""
     if target.fusion < 2 or not isinstance(value, ir.OpResult) \
             or value.owner.name != "memref.alloc":
         return None
-    generic = None
+    generic, between = None, []   # the ops between it and `op`
     for previous in ops_before(op):
         if previous.name == "linalg.generic" and ins_outs(previous)[1] == [value]:
             generic = previous
             break
         if touches(previous, value):
             return None
-    if generic is None or len(generic.results) or any(
-            (a if isinstance(a, str) else a.name).startswith("npu.") for a in generic.attributes):
+        between.append(previous)
+    if generic is None or len(generic.results) or npu_attribute_names(generic):
         return None
     if any(str(t) != "#linalg.iterator_type<parallel>" for t in generic.attributes["iterator_types"]):
         return None
@@ -190,17 +196,11 @@ def input_prologue(op, value: ir.Value, channel_dim: int, target) -> Prologue | 
         params.append((other, dims))
     if list(generic.regions[0].blocks[0].arguments[len(inputs)].uses):
         return None   # the body reads the output's initial value
-    # What the generic reads must not change before the conv reads it (in its place).
-    between = []
-    for previous in ops_before(op):
-        if previous == generic:
-            break
-        between.append(previous)
+    # What the generic reads must not change before the op reads it (in its place).
     for read in inputs:
-        buffer = root_buffer(read)
-        if isinstance(buffer, ir.OpResult) and RESIDENT_ATTR in buffer.owner.attributes:
-            return None   # kept in SRAM: the conv computes on it in place
-        if any(touches(previous, buffer) for previous in between):
+        if is_resident(read):
+            return None   # kept in SRAM: the op computes on it in place
+        if any(touches(previous, root_buffer(read)) for previous in between):
             return None
     if not _only_read_by(value, generic, op):
         return None
@@ -235,9 +235,9 @@ def fold_prologue(problem, prologue: Prologue) -> None:
     problem.details[PROLOGUE] = prologue
 
 
-def apply_prologue(op, prologue: Prologue, tile: ir.Value, channel_tiles: list) -> None:
-    """The prologue's steps on an SRAM input tile, in place (`channel_tiles`:
-    the SRAM tiles of its per-channel operands, in input order)."""
+def apply_prologue(op, prologue: Prologue, tile: ir.Value, operand_tiles: list) -> None:
+    """The prologue's steps on an SRAM input tile, in place (`operand_tiles`:
+    the SRAM tiles of its other operands, in input order)."""
     constants = {c: scratch(op, [1], ir.MemRefType(tile.type).element_type, c)
                  for c in prologue.constants()}
 
@@ -245,7 +245,7 @@ def apply_prologue(op, prologue: Prologue, tile: ir.Value, channel_tiles: list) 
         if ref.source == "const":
             return constants[ref.value]
         if ref.source == "in" and ref.value > 0:
-            return full_rank_view(channel_tiles[ref.value - 1])
+            return full_rank_view(operand_tiles[ref.value - 1])
         return tile
     for step in prologue.steps:
         if isinstance(step, BinaryStep):
