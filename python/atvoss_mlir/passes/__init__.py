@@ -37,6 +37,7 @@ _REGISTRY = {
     "npu-select-conv-strategy": "npu_select_conv_strategy:NpuSelectConvStrategy",
     "npu-cascade-rows": "npu_cascade_rows:NpuCascadeRows",
     "npu-readonly-inputs": "npu_readonly_inputs:NpuReadonlyInputs",
+    "npu-reuse-dead-inputs": "npu_reuse_dead_inputs:NpuReuseDeadInputs",
     "npu-keep-in-sram": "npu_keep_in_sram:NpuKeepInSram",
     "npu-tile": "npu_tile:NpuTile",
     "npu-promote-to-sram": "npu_promote_to_sram:NpuPromoteToSram",

@@ -37,8 +37,8 @@ from ..diagnostics import location_label, source_position
 from ..dialects import npu
 from ..machine_model import type_bytes
 from ..recipes import tiling_problem
-from ..recipes.problem import (RESIDENT_ATTR, RESIDENT_VIEWS, Tiled, Unsupported, Whole, Window,
-                               computes_on_strided_view, root_buffer)
+from ..recipes.problem import (PADDED_INTERIOR_ATTR, RESIDENT_ATTR, RESIDENT_VIEWS, Tiled,
+                               Unsupported, Whole, Window, computes_on_strided_view, root_buffer)
 from . import ModulePass, PassContext, function_bodies, top_level
 from ..recipes.tile_ir import static, subview
 from .npu_allocate_sram import resident_offset
@@ -166,8 +166,10 @@ class Plan:
     def kept_operand(self, operand):
         """The operand of a tensor kept in SRAM; a tensor kept padded is read
         through no padding: its padded buffer is in SRAM."""
-        if operand.pad_value is None or root_buffer(operand.value) not in self.padded:
-            return dataclasses.replace(operand, resident=True)
+        padded = root_buffer(operand.value) in self.padded
+        if operand.pad_value is None or not padded:
+            return dataclasses.replace(operand, resident=True,
+                                       padded_interior=padded and operand.is_output)
         region = tuple(dataclasses.replace(part, pad_low=0) if isinstance(part, Window) else part
                        for part in operand.region)
         return dataclasses.replace(operand, resident=True, pad_value=None, region=region)
@@ -417,6 +419,7 @@ class Plan:
             for slab_offsets, slab_sizes in halo(shape, offsets, sizes):
                 linalg.fill(padded.value, outs=[subview(buffer, slab_offsets, slab_sizes)])
         interior = subview(buffer, offsets, sizes)
+        interior.owner.attributes[PADDED_INTERIOR_ATTR] = ir.UnitAttr.get()
         padded.copy.erase()
         padded.fill.erase()
         padded.interior.erase()

@@ -66,12 +66,34 @@ MAX_CANDIDATES = 40000
 
 
 def written_by_tiles(problem, operand) -> bool:
-    """A resident int8 output the op writes tile by tile in place: each tile's
-    requantisation writes its view of the tensor from the tile's own int32
-    accumulator (a whole-tensor accumulator would be four times its size)."""
-    return operand.is_output and REQUANTIZE in problem.details \
+    """A resident output the op writes tile by tile in place: an int8 one,
+    each tile's requantisation writing its view of the tensor from the tile's
+    own int32 accumulator (a whole-tensor accumulator would be four times its
+    size); an elementwise op's, each tile computed into its view; a GEMM-form
+    conv's, each tile's pixels a matrix with a row stride (`pixel_rows`). The
+    last two not into the interior of a buffer kept padded, which they write
+    whole."""
+    return operand.is_output and (REQUANTIZE in problem.details or (
+        not operand.padded_interior
+        and (problem.recipe.name == "elementwise" or views_buffer_as_matrix(problem)))) \
         and all(isinstance(part, Tiled) for part in operand.region) \
         and in_place(problem, operand)
+
+
+def pixel_rows(problem, tiles) -> bool:
+    """Whether each output tile a GEMM-form conv writes in place collapses to
+    uniformly strided rows of pixels: whole output rows (of one image, unless
+    whole images), or part of one row of one image."""
+    if REQUANTIZE in problem.details or not views_buffer_as_matrix(problem):
+        return True
+    output = problem.output
+    if not output.resident or not written_by_tiles(problem, output):
+        return True
+    batch, rows, columns = (part.dim for part in output.region[:3])
+    whole = [tiles[d] == problem.dims[d].size for d in (rows, columns)]
+    if whole[1] and (whole[0] or tiles[batch] == 1):
+        return True
+    return tiles[rows] == 1 and tiles[batch] == 1
 
 
 def read_by_tiles(problem, operand) -> bool:
@@ -122,7 +144,7 @@ def reads_resident_whole(problem, tiles) -> bool:
         if any(tiles[d] < problem.dims[d].size
                for d in operand.loop_dims() - sliced - tiled_in_place(problem, operand)):
             return False
-    return True
+    return pixel_rows(problem, tiles)
 
 
 def tile_grid(problem, target: NpuTarget, orders, explicit=None) -> list[list[int]]:

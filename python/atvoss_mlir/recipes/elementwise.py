@@ -17,8 +17,8 @@ from mlir import ir
 from ..dialects import npu
 from .problem import (INIT_ATTR, VECTOR_TYPES, LoopDim, OperandTile, Recipe, Tiled, TilingProblem,
                       Unsupported, Whole, Window, element_bytes, indexing_maps, ins_outs, is_reduction,
-                      static_shape, type_name, vector_cycles, vector_kind_cycles)
-from .sram_ops import full_rank_view, in_sram, scratch, sram_buffer, view_sizes
+                      is_resident, static_shape, type_name, vector_cycles, vector_kind_cycles)
+from .sram_ops import full_rank_view, in_sram, largest_sizes, scratch, sram_buffer, view_sizes
 from .tile_ir import static, subview
 from .vector_body import body_program
 from .vector_steps import (COMMUTATIVE, FLOAT_TYPES, SWAPPED, ActivationStep, BinaryStep,
@@ -335,10 +335,13 @@ class ElementwiseRecipe(Recipe):
         out_loops = loops_of(maps[-1])
         # Scratch tiles at the output tile's size: its view's, when static (a
         # tensor kept in SRAM, computed on in place through a strided view, is
-        # not as large as the buffer it is a view of), else its tile buffer's.
+        # not as large as the buffer it is a view of), else its tile buffer's;
+        # a tile of a kept tensor written in place, at its largest.
         out_type = ir.MemRefType(out.type)
         out_shape = out_type.shape if out_type.has_static_shape \
             else ir.MemRefType(sram_buffer(out).type).shape
+        if not out_type.has_static_shape and is_resident(out):
+            out_shape = largest_sizes(out) or out_shape
         tile_shape = [out_shape[out_loops.index(d)] for d in range(rank)]
         with rewriter.ip, op.location:
             constants, results, transposed = {}, [], {}

@@ -19,6 +19,8 @@ ACTIVATIONS = ("none", "relu", "relu6", "clip", "gelu", "sigmoid", "tanh", "exp"
 TILE_LOOP_ATTR = "npu.tile_loop"   # the outermost loop of a tile nest
 INIT_ATTR = "npu.init"             # the initial value of an SRAM tile, folded into its op
 RESIDENT_ATTR = "npu.resident"     # an SRAM buffer holding a whole intermediate tensor
+# The interior of a buffer kept padded in SRAM (a memref.subview), its producer's output.
+PADDED_INTERIOR_ATTR = "npu.padded_interior"
 DATAFLOW_ATTR = "npu.dataflow"     # the matrix-unit dataflow chosen for a tiled op
 RESIDUAL_START_ATTR = "npu.residual_start"  # skip + bias: a conv/matmul's initial value
 

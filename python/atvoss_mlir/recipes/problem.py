@@ -20,7 +20,8 @@ from ..machine_model import (element_bytes, gemm_cycles, vector_cycles,  # noqa:
 from ..target import NpuTarget
 from .ir_queries import (  # noqa: F401 (recipes and passes import them from here too)
     TILE_SIZES_ATTR, LOOP_ORDER_ATTR, STRATEGY_ATTR, CONV_STRATEGIES, ACTIVATION_ATTR,
-    TILE_LOOP_ATTR, INIT_ATTR, RESIDENT_ATTR, DATAFLOW_ATTR, RESIDUAL_START_ATTR, Unsupported,
+    TILE_LOOP_ATTR, INIT_ATTR, RESIDENT_ATTR, PADDED_INTERIOR_ATTR, DATAFLOW_ATTR,
+    RESIDUAL_START_ATTR, Unsupported,
     Malformed, is_reduction, type_name, static_shape, root_buffer, is_resident, RESIDENT_VIEWS,
     ints, optional_attr, checked_attr, built_op, copy_npu_attributes, npu_attribute_names,
     ins_outs, indexing_maps,
@@ -91,10 +92,16 @@ class OperandTile:
     # that input itself, whose region is the window).
     shift: int | None = None
     window_owner: str | None = None
+    # A resident output the buffer plan keeps padded: its producer writes the
+    # padded buffer's interior (a view), whole.
+    padded_interior: bool = False
 
     def __post_init__(self):
         if self.resident is None:
             self.resident = is_resident(self.value)
+        if isinstance(self.value, ir.OpResult) and \
+                PADDED_INTERIOR_ATTR in self.value.owner.attributes:
+            self.padded_interior = True
 
     def extents(self, tiles) -> list[int]:
         """Static SRAM tile shape (before dropping dims) for tile sizes `tiles`."""
@@ -252,9 +259,13 @@ def in_place(problem: TilingProblem, operand: OperandTile) -> bool:
     if not operand.identity_layout() and not (
             computes_on_strided_view(problem, operand) and not operand.permuted()
             and rows_of_contiguous_elements(operand.value)) and not (
-            # A GEMM-form conv reads a channel slice as a matrix with a row stride.
-            views_buffer_as_matrix(problem) and operand.role == "input"
-            and pixels_collapse_to_rows(operand.value)):
+            # A GEMM-form conv reads (or writes) a channel slice as a matrix
+            # with a row stride.
+            views_buffer_as_matrix(problem) and operand.role in ("input", "output")
+            and pixels_collapse_to_rows(operand.value)) and not (
+            # The skip a residual start adds on the vector unit, a row at a time.
+            operand.role == "residual" and not operand.permuted()
+            and rows_of_contiguous_elements(operand.value)):
         return False
     if operand.is_output or not problem.recipe.broadcast_inputs(problem):
         return True

@@ -29,6 +29,29 @@ def view_sizes(view: ir.Value) -> list:
             for axis, size in enumerate(shape)]
 
 
+def largest_sizes(view: ir.Value) -> list[int] | None:
+    """The largest sizes a subview of tile-loop bounds takes: its static sizes,
+    and the constant bound of each `affine.min` giving a dynamic one (None
+    when a size has none)."""
+    owner = view.owner if isinstance(view, ir.OpResult) else None
+    if owner is None or owner.name != "memref.subview":
+        return None
+    sizes = []
+    for bound in mixed(owner, "sizes"):
+        if isinstance(bound, int):
+            sizes.append(bound)
+            continue
+        if not isinstance(bound, ir.OpResult) or bound.owner.name != "affine.min":
+            return None
+        constants = [e.value for e in
+                     ir.AffineMapAttr(bound.owner.attributes["map"]).value.results
+                     if isinstance(e, ir.AffineConstantExpr)]
+        if not constants:
+            return None
+        sizes.append(max(constants))
+    return sizes
+
+
 def full_rank_view(view: ir.Value) -> ir.Value:
     """A rank-reducing subview of an SRAM buffer, without the dropped unit dims."""
     owner = view.owner if isinstance(view, ir.OpResult) else None

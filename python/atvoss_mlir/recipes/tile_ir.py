@@ -176,7 +176,10 @@ def _collapsed(value: ir.Value, row_dims: int, layout) -> ir.Value:
     the identity)."""
     value_type = ir.MemRefType(value.type)
     shape = list(value_type.shape)
-    result = ir.MemRefType.get([math.prod(shape[:row_dims]), math.prod(shape[row_dims:])],
+
+    def extent(sizes):   # dynamic when one of the sizes is (a loop's last tile)
+        return DYNAMIC if DYNAMIC in sizes else math.prod(sizes)
+    result = ir.MemRefType.get([extent(shape[:row_dims]), extent(shape[row_dims:])],
                                value_type.element_type, layout=layout,
                                memory_space=value_type.memory_space)
     groups = [list(range(row_dims)), list(range(row_dims, len(shape)))]

@@ -61,7 +61,8 @@ func.func @add$through_a_reshape(%a: memref<32x64xf32>, %out: memref<32x2x32xf32
 // A tensor only a 3x3 conv reads through its zero-padded copy is kept in SRAM
 // padded: the producer writes the interior of the padded buffer, the halo is
 // filled once where it is allocated, and the conv reads the padded buffer
-// itself. The padded copy, its fill and the DRAM buffer are gone.
+// itself. The padded copy, its fill and the DRAM buffer are gone. The
+// interior is marked: its producer writes it whole.
 
 // CHECK-LABEL: func.func @conv$padded_for_conv
 // CHECK:         %[[P:.*]] = "npu.alloc"() {npu.resident, offset = {{[0-9]+}} : i64} : () -> memref<1x10x10x16xf32, 1>
@@ -70,7 +71,7 @@ func.func @add$through_a_reshape(%a: memref<32x64xf32>, %out: memref<32x2x32xf32
 // CHECK:         memref.subview %[[P]][0, 9, 0, 0] [1, 1, 10, 16]
 // CHECK:         memref.subview %[[P]][0, 0, 0, 0] [1, 10, 1, 16]
 // CHECK:         memref.subview %[[P]][0, 0, 9, 0] [1, 10, 1, 16]
-// CHECK:         %[[IN:.*]] = memref.subview %[[P]][0, 1, 1, 0] [1, 8, 8, 16] [1, 1, 1, 1] : memref<1x10x10x16xf32, 1> to memref<1x8x8x16xf32, strided<[1600, 160, 16, 1], offset: 176>, 1>
+// CHECK:         %[[IN:.*]] = memref.subview %[[P]][0, 1, 1, 0] [1, 8, 8, 16] [1, 1, 1, 1] {npu.padded_interior} : memref<1x10x10x16xf32, 1> to memref<1x8x8x16xf32, strided<[1600, 160, 16, 1], offset: 176>, 1>
 // CHECK:         linalg.conv_2d_nhwc_hwcf {{.*}} outs(%[[IN]] :
 // CHECK-NOT:     memref.copy
 // CHECK-NOT:     memref.alloc

@@ -1,0 +1,247 @@
+"""npu-reuse-dead-inputs: a residual add writes its result over its skip
+tensor when nothing reads the skip after it (-fusion=2).
+
+Runs on DRAM memrefs, after bufferization and before the buffer plan. A
+residual block's add (or the residual start a conv accumulates onto) is the
+last of the skip tensor's readers: ShuffleNet's units, each
+`relu(x + conv(...))` at 752 KB, would otherwise hold the skip and the result
+as two buffers, which do not fit in the SRAM together. Written over the skip,
+a chain of units is one buffer, which the buffer plan (npu-keep-in-sram) can
+keep in SRAM across the units; in DRAM it changes no traffic.
+
+The op is a `linalg.generic` of parallel loops whose body does not read its
+output, reading and writing every operand of the output's rank through the
+identity map. It writes a view of one `memref.alloc` (the output buffer) and
+reads the same view of another of the same float type (the input buffer),
+which other ops read before it. The output buffer becomes the input buffer
+when no use of the input buffer's elements follows a use of the output
+buffer's same elements in the block (views are compared by their static
+boxes; any other view counts as the whole buffer), but the op's own read of
+what it writes. Left as they are:
+- a tensor copied into a padded buffer (kept padded by the buffer plan,
+  written in the interior by its one producer);
+- an op a conv or pool folds as its input prologue (it writes no buffer);
+- an add whose other input a conv of the skip makes: npu-tile folds the add
+  into that conv, which would then write over the skip it is still reading.
+Each reuse is a remark at the op.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from ..machine_model import type_bytes
+from ..recipes.ir_queries import RESIDENT_VIEWS, root_buffer
+from ..recipes.prologue import input_prologue
+from ..recipes.tile_ir import static
+from . import ModulePass, PassContext, function_bodies, top_level
+from .cascade_chains import WINDOW_OPS
+from .npu_keep_in_sram import name_of
+
+
+def _alloc_of(value: ir.Value, block: ir.Block):
+    root = root_buffer(value)
+    if isinstance(root, ir.OpResult) and root.owner.operation.name == "memref.alloc" \
+            and root.owner.operation.block == block:
+        return root
+    return None
+
+
+def region_of(value: ir.Value):
+    """The box of its buffer a value views: (offsets, sizes) of one static
+    subview with unit strides, None for the whole buffer."""
+    owner = value.owner.operation if isinstance(value, ir.OpResult) else None
+    if owner is None or owner.name != "memref.subview":
+        return None
+    if not isinstance(owner.operands[0], ir.OpResult) or \
+            owner.operands[0].owner.operation.name != "memref.alloc" or \
+            len(owner.operands) != 1 or any(s != 1 for s in static(owner, "static_strides")):
+        return None
+    return tuple(static(owner, "static_offsets")), tuple(static(owner, "static_sizes"))
+
+
+def _overlap(a, b) -> bool:
+    if a is None or b is None:
+        return True
+    return all(oa < ob + sb and ob < oa + sa
+               for oa, sa, ob, sb in zip(a[0], a[1], b[0], b[1]))
+
+
+def uses_of(buffer: ir.Value, block: ir.Block) -> list:
+    """(op of `block`, region) of each use of `buffer`, through views; a use
+    through more than one view, or a reshaping one, covers the whole buffer."""
+    found, pending = [], [(buffer, None, True)]
+    while pending:
+        value, region, direct = pending.pop()
+        for use in value.uses:
+            user = use.owner.operation
+            if user.name in RESIDENT_VIEWS and use.operand_number == 0:
+                view = user.results[0]
+                pending.append((view, region_of(view) if direct else None, False))
+                continue
+            found.append((top_level(user, block).operation, region))
+    return found
+
+
+def _copied(buffer: ir.Value, block: ir.Block) -> bool:
+    return any(user.name == "memref.copy" for user, _ in uses_of(buffer, block))
+
+
+def _accesses(buffer: ir.Value) -> list:
+    """(op, whether it reads) for each linalg op or copy using `buffer`
+    (through views): a linalg op reads its inputs and writes its inits, a
+    copy reads its source."""
+    found, pending = [], [buffer]
+    while pending:
+        value = pending.pop()
+        for use in value.uses:
+            user = use.owner.operation
+            if user.name in RESIDENT_VIEWS and use.operand_number == 0:
+                pending.append(user.results[0])
+            elif user.name == "memref.copy":
+                found.append((user, use.operand_number == 0))
+            elif "operandSegmentSizes" in user.attributes:
+                inputs = list(ir.DenseI32ArrayAttr(user.attributes["operandSegmentSizes"]))[0]
+                found.append((user, use.operand_number < inputs))
+    return found
+
+
+def readers_of(buffer: ir.Value) -> list:
+    return [op for op, reads in _accesses(buffer) if reads]
+
+
+def writers_of(buffer: ir.Value) -> list:
+    return [op for op, reads in _accesses(buffer) if not reads]
+
+
+def _identity_operands(op) -> list:
+    """The operand indices of `op` read or written through the identity map."""
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    return [i for i, m in enumerate(maps)
+            if list(m.results) == [ir.AffineDimExpr.get(d) for d in range(m.n_dims)]]
+
+
+def pointwise(op) -> bool:
+    """A linalg.generic of parallel loops on buffers, whose body does not read
+    its output, reading and writing every operand of the output's rank
+    through the identity map: it reads each element before writing it."""
+    if op.name != "linalg.generic" or len(op.results) or len(op.regions) != 1:
+        return False
+    if any("parallel" not in str(it) for it in ir.ArrayAttr(op.attributes["iterator_types"])):
+        return False
+    output_index = len(op.operands) - 1
+    body = op.regions[0].blocks[0]
+    if len(body.arguments) != len(op.operands) or list(body.arguments[output_index].uses):
+        return False
+    rank = ir.MemRefType(op.operands[output_index].type).rank
+    identity = _identity_operands(op)
+    return all(i in identity for i, value in enumerate(op.operands)
+               if ir.MemRefType(value.type).rank == rank)
+
+
+def reusable_input(op, block: ir.Block, position: dict, target):
+    """(input index, input buffer, output buffer) when the pointwise `op`'s
+    output buffer can become an input's, else None."""
+    if not pointwise(op):
+        return None
+    output_index = len(op.operands) - 1
+    output = op.operands[output_index]
+    identity = _identity_operands(op)
+    out_buffer = _alloc_of(output, block)
+    # Float results only: an int8 add is folded into its conv's requantising
+    # epilogue, whose in-place writes of a kept tensor this was not made for.
+    if out_buffer is None or not isinstance(ir.MemRefType(out_buffer.type).element_type,
+                                            (ir.F32Type, ir.F16Type)):
+        return None
+    # A tensor copied into a padded buffer (a conv's or pool's padded input)
+    # keeps its buffer: the buffer plan keeps such a tensor padded, written by
+    # its one producer in the padded buffer's interior.
+    if out_buffer is None or _copied(out_buffer, block):
+        return None
+    # An op a conv or pool folds as a prologue on its input tiles writes no
+    # buffer at all there.
+    if any(reader.name in WINDOW_OPS and reader.operands[0] == out_buffer
+           and input_prologue(reader, out_buffer, target) is not None
+           for reader in readers_of(out_buffer)):
+        return None
+    out_region = region_of(output) if output != out_buffer else None
+    for index in identity[:-1]:
+        value = op.operands[index]
+        in_buffer = _alloc_of(value, block)
+        # The last of several readers (a skip tensor): one only this op reads
+        # is a chain's, which other passes fold (a pool's divisor, a conv's
+        # prologue) and the buffer plan gains nothing from.
+        if in_buffer is None or all(reader == op for reader in readers_of(in_buffer)) \
+                or _copied(in_buffer, block) \
+                or in_buffer == out_buffer or in_buffer.type != out_buffer.type \
+                or value.type != output.type \
+                or (region_of(value) if value != in_buffer else None) != out_region \
+                or sum(1 for operand in op.operands if operand == value) != 1:
+            continue
+        # An op making another input from this one (a conv of the skip) takes
+        # the add as its epilogue later (npu-tile): the fused op would then
+        # write over rows of the skip its next tiles still read.
+        readers = readers_of(in_buffer)
+        if any(writer in readers for other in op.operands[:output_index] if other != value
+               and isinstance(other.type, ir.MemRefType) and _alloc_of(other, block) is not None
+               for writer in writers_of(_alloc_of(other, block))):
+            continue
+        if not in_buffer.owner.operation.is_before_in_block(out_buffer.owner.operation) and \
+                any(not in_buffer.owner.operation.is_before_in_block(user)
+                    for user, _ in uses_of(out_buffer, block)):
+            continue
+        if _conflict_free(uses_of(in_buffer, block), uses_of(out_buffer, block), position):
+            return index, in_buffer, out_buffer
+    return None
+
+
+def _conflict_free(input_uses: list, output_uses: list, position: dict) -> bool:
+    """Whether no use of the input buffer's elements follows a use of the
+    output buffer's same elements, but a pointwise op's read of the elements
+    it writes."""
+    for user, region in output_uses:
+        for reader, read in input_uses:
+            if position[reader] < position[user] or \
+                    (reader == user and read == region and pointwise(user)):
+                continue
+            if _overlap(region, read):
+                return False
+    return True
+
+
+@dataclass(frozen=True)
+class NpuReuseDeadInputs(ModulePass):
+    argument = "npu-reuse-dead-inputs"
+    summary = "Elementwise ops write over an input nothing reads after them (-fusion=2)"
+
+    def run(self, module: ir.Operation, context: PassContext) -> None:
+        if context.target.fusion < 2:
+            return
+        with module.context:
+            for body in function_bodies(module):
+                start = 0
+                while start is not None:
+                    start = self.reuse_one(body, start, context)
+
+    @staticmethod
+    def reuse_one(body: ir.Block, start: int, context: PassContext) -> int | None:
+        """Give the output buffer of the first op from `start` on that can to
+        its input; where to go on from (erasing an op renews the handles of
+        the others: the block is walked again), None when there was none."""
+        ops = [op.operation for op in body.operations]
+        position = {op: i for i, op in enumerate(ops)}
+        for i in range(start, len(ops)):
+            found = reusable_input(ops[i], body, position, context.target)
+            if found is None:
+                continue
+            index, in_buffer, out_buffer = found
+            size = type_bytes(ir.MemRefType(out_buffer.type))
+            context.diagnostics.remark(
+                ops[i].location, f"{name_of(ops[i])} writes its result over its input #{index} "
+                f"({size} B), which nothing reads after it: one buffer for both")
+            out_buffer.replace_all_uses_with(in_buffer)
+            out_buffer.owner.erase()
+            return i   # the op is one earlier now: go on after it
+        return None
