@@ -13,7 +13,8 @@ The op is a `linalg.generic` of parallel loops whose body does not read its
 output, reading and writing every operand of the output's rank through the
 identity map. It writes a view of one `memref.alloc` (the output buffer) and
 reads the same view of another of the same float type (the input buffer),
-which other ops read before it. The output buffer becomes the input buffer
+which other ops read before it; the two are each more than a quarter of the
+SRAM (smaller ones the buffer plan keeps as they are). The output buffer becomes the input buffer
 when no use of the input buffer's elements follows a use of the output
 buffer's same elements in the block (views are compared by their static
 boxes; any other view counts as the whole buffer), but the op's own read of
@@ -152,8 +153,11 @@ def reusable_input(op, block: ir.Block, position: dict, target):
     out_buffer = _alloc_of(output, block)
     # Float results only: an int8 add is folded into its conv's requantising
     # epilogue, whose in-place writes of a kept tensor this was not made for.
+    # And large ones: the buffer plan keeps two tensors of at most a quarter
+    # of the SRAM each as they are (one buffer would only tie their lives).
     if out_buffer is None or not isinstance(ir.MemRefType(out_buffer.type).element_type,
-                                            (ir.F32Type, ir.F16Type)):
+                                            (ir.F32Type, ir.F16Type)) \
+            or 4 * type_bytes(ir.MemRefType(out_buffer.type)) <= target.max_sram_bytes:
         return None
     # A tensor copied into a padded buffer (a conv's or pool's padded input)
     # keeps its buffer: the buffer plan keeps such a tensor padded, written by
