@@ -203,7 +203,9 @@ def dma_bursts_many(extents: np.ndarray, strides: tuple, itemsize: int, start_by
         period = bins // math.gcd(shift, bins)
         full, rest = np.divmod(n, period)
         moved = np.zeros_like(runs_at)
-        for k in range(period):  # shifts k*shift (mod bins) are distinct for k < period
+        # Shifts k*shift (mod bins) are distinct for k < period; past the most
+        # runs along this dim (n < period: full is 0) no view has a k-th run.
+        for k in range(min(period, int(n.max()))):
             moved += np.roll(runs_at, k * shift % bins, axis=1) * (full + (k < rest))[:, None]
         runs_at = moved
     at = (start_byte % burst + grain * np.arange(bins, dtype=np.int64)) % burst
