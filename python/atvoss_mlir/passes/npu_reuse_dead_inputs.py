@@ -162,7 +162,7 @@ def reusable_input(op, block: ir.Block, position: dict, target):
     # A tensor copied into a padded buffer (a conv's or pool's padded input)
     # keeps its buffer: the buffer plan keeps such a tensor padded, written by
     # its one producer in the padded buffer's interior.
-    if out_buffer is None or _copied(out_buffer, block):
+    if _copied(out_buffer, block):
         return None
     # An op a conv or pool folds as a prologue on its input tiles writes no
     # buffer at all there.
@@ -177,7 +177,8 @@ def reusable_input(op, block: ir.Block, position: dict, target):
         # The last of several readers (a skip tensor): one only this op reads
         # is a chain's, which other passes fold (a pool's divisor, a conv's
         # prologue) and the buffer plan gains nothing from.
-        if in_buffer is None or all(reader == op for reader in readers_of(in_buffer)) \
+        readers = readers_of(in_buffer) if in_buffer is not None else []
+        if in_buffer is None or all(reader == op for reader in readers) \
                 or _copied(in_buffer, block) \
                 or in_buffer == out_buffer or in_buffer.type != out_buffer.type \
                 or value.type != output.type \
@@ -187,7 +188,6 @@ def reusable_input(op, block: ir.Block, position: dict, target):
         # An op making another input from this one (a conv of the skip) takes
         # the add as its epilogue later (npu-tile): the fused op would then
         # write over rows of the skip its next tiles still read.
-        readers = readers_of(in_buffer)
         if any(writer in readers for other in op.operands[:output_index] if other != value
                and isinstance(other.type, ir.MemRefType) and _alloc_of(other, block) is not None
                for writer in writers_of(_alloc_of(other, block))):
@@ -218,7 +218,8 @@ def _conflict_free(input_uses: list, output_uses: list, position: dict) -> bool:
 @dataclass(frozen=True)
 class NpuReuseDeadInputs(ModulePass):
     argument = "npu-reuse-dead-inputs"
-    summary = "Elementwise ops write over an input nothing reads after them (-fusion=2)"
+    summary = "A residual add writes over its skip tensor when nothing reads it after " \
+              "(-fusion=2)"
 
     def run(self, module: ir.Operation, context: PassContext) -> None:
         if context.target.fusion < 2:
