@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ..machine_model import type_bytes
-from ..recipes.ir_queries import RESIDENT_VIEWS, root_buffer
+from ..recipes.ir_queries import RESIDENT_VIEWS, indexing_maps, input_count, root_buffer
 from ..recipes.prologue import input_prologue
 from ..recipes.tile_ir import static
 from . import ModulePass, PassContext, function_bodies, top_level
@@ -70,10 +70,11 @@ def _overlap(a, b) -> bool:
                for oa, sa, ob, sb in zip(a[0], a[1], b[0], b[1]))
 
 
-def uses_of(buffer: ir.Value, block: ir.Block) -> list:
-    """(op of `block`, region) of each use of `buffer`, through views; a use
-    through more than one view, or a reshaping one, covers the whole buffer."""
-    found, pending = [], [(buffer, None, True)]
+def _view_uses(buffer: ir.Value):
+    """(use, region) of each use of `buffer` through views (not the views'
+    own): the region is the box of a single static subview, else None (the
+    whole buffer: no view, or more than one, or a reshaping one)."""
+    pending = [(buffer, None, True)]
     while pending:
         value, region, direct = pending.pop()
         for use in value.uses:
@@ -81,31 +82,31 @@ def uses_of(buffer: ir.Value, block: ir.Block) -> list:
             if user.name in RESIDENT_VIEWS and use.operand_number == 0:
                 view = user.results[0]
                 pending.append((view, region_of(view) if direct else None, False))
-                continue
-            found.append((top_level(user, block).operation, region))
-    return found
+            else:
+                yield use, region
 
 
-def _copied(buffer: ir.Value, block: ir.Block) -> bool:
-    return any(user.name == "memref.copy" for user, _ in uses_of(buffer, block))
+def uses_of(buffer: ir.Value, block: ir.Block) -> list:
+    """(op of `block`, region) of each use of `buffer` (`_view_uses`)."""
+    return [(top_level(use.owner.operation, block).operation, region)
+            for use, region in _view_uses(buffer)]
+
+
+def _copied(uses: list) -> bool:
+    return any(user.name == "memref.copy" for user, _ in uses)
 
 
 def _accesses(buffer: ir.Value) -> list:
     """(op, whether it reads) for each linalg op or copy using `buffer`
     (through views): a linalg op reads its inputs and writes its inits, a
     copy reads its source."""
-    found, pending = [], [buffer]
-    while pending:
-        value = pending.pop()
-        for use in value.uses:
-            user = use.owner.operation
-            if user.name in RESIDENT_VIEWS and use.operand_number == 0:
-                pending.append(user.results[0])
-            elif user.name == "memref.copy":
-                found.append((user, use.operand_number == 0))
-            elif "operandSegmentSizes" in user.attributes:
-                inputs = list(ir.DenseI32ArrayAttr(user.attributes["operandSegmentSizes"]))[0]
-                found.append((user, use.operand_number < inputs))
+    found = []
+    for use, _ in _view_uses(buffer):
+        user = use.owner.operation
+        if user.name == "memref.copy":
+            found.append((user, use.operand_number == 0))
+        elif "operandSegmentSizes" in user.attributes:
+            found.append((user, use.operand_number < input_count(user)))
     return found
 
 
@@ -119,9 +120,8 @@ def writers_of(buffer: ir.Value) -> list:
 
 def _identity_operands(op) -> list:
     """The operand indices of `op` read or written through the identity map."""
-    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    return [i for i, m in enumerate(maps)
-            if list(m.results) == [ir.AffineDimExpr.get(d) for d in range(m.n_dims)]]
+    return [i for i, m in enumerate(indexing_maps(op))
+            if m == ir.AffineMap.get_identity(m.n_dims)]
 
 
 def pointwise(op) -> bool:
@@ -162,7 +162,8 @@ def reusable_input(op, block: ir.Block, position: dict, target):
     # A tensor copied into a padded buffer (a conv's or pool's padded input)
     # keeps its buffer: the buffer plan keeps such a tensor padded, written by
     # its one producer in the padded buffer's interior.
-    if _copied(out_buffer, block):
+    out_uses = uses_of(out_buffer, block)
+    if _copied(out_uses):
         return None
     # An op a conv or pool folds as a prologue on its input tiles writes no
     # buffer at all there.
@@ -178,8 +179,9 @@ def reusable_input(op, block: ir.Block, position: dict, target):
         # is a chain's, which other passes fold (a pool's divisor, a conv's
         # prologue) and the buffer plan gains nothing from.
         readers = readers_of(in_buffer) if in_buffer is not None else []
+        in_uses = uses_of(in_buffer, block) if in_buffer is not None else []
         if in_buffer is None or all(reader == op for reader in readers) \
-                or _copied(in_buffer, block) \
+                or _copied(in_uses) \
                 or in_buffer == out_buffer or in_buffer.type != out_buffer.type \
                 or value.type != output.type \
                 or (region_of(value) if value != in_buffer else None) != out_region \
@@ -192,11 +194,10 @@ def reusable_input(op, block: ir.Block, position: dict, target):
                and isinstance(other.type, ir.MemRefType) and _alloc_of(other, block) is not None
                for writer in writers_of(_alloc_of(other, block))):
             continue
-        if not in_buffer.owner.operation.is_before_in_block(out_buffer.owner.operation) and \
-                any(not in_buffer.owner.operation.is_before_in_block(user)
-                    for user, _ in uses_of(out_buffer, block)):
+        # The input's buffer must exist where the output's is first used.
+        if any(not in_buffer.owner.operation.is_before_in_block(user) for user, _ in out_uses):
             continue
-        if _conflict_free(uses_of(in_buffer, block), uses_of(out_buffer, block), position):
+        if _conflict_free(in_uses, out_uses, position):
             return index, in_buffer, out_buffer
     return None
 
