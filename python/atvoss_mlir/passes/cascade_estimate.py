@@ -24,6 +24,11 @@ OP_START_SETUPS = 6
 # estimate does not see how the buffer plan and the tile search place the
 # strips, so a small gain may not be one.
 MIN_GAIN = 0.1
+# Pipelined, a strip's tensors live beside the next strip's lead result: the
+# most of the SRAM they may take then. And the least share of the chain's
+# estimated cycles pipelining must save beyond the plain cascade.
+PIPELINE_SHARE = 0.5
+PIPELINE_MIN_GAIN = 0.05
 
 
 def compute_cycles(member: Member, rows: int, target) -> int:
@@ -66,10 +71,42 @@ class Plan:
     strips: list            # per strip, each member's output rows [first, last)
     whole: int              # estimated cycles of the members whole
     cascaded: int           # and in strips
+    lead: int = 0           # members (first first) of strip k + 1 run before the rest of strip k
 
     @property
     def gain(self) -> int:
         return self.whole - self.cascaded
+
+
+def on_matrix(member: Member) -> bool:
+    return member.op.name == "linalg.conv_2d_nhwc_hwcf"
+
+
+def beside(units: list) -> int:
+    """Cycles the lead and the rest run side by side: `units` is their compute,
+    [lead, rest] x [matrix, vector]."""
+    return min(units[0][0], units[1][1]) + min(units[0][1], units[1][0])
+
+
+def pipeline_lead(members: list, rows: int, target) -> int:
+    """How many members (first to last) of the next strip to run before the
+    rest of a strip: the split where the most compute of one unit runs beside
+    the other's (0 when none does: every member on one unit)."""
+    ordered = list(reversed(members))
+    cycles = [compute_cycles(m, rows, target) for m in ordered]
+    best, lead = 0, 0
+    for split in range(1, len(ordered)):
+        if ordered[split].is_pad:
+            continue   # a pad goes with the op whose result it pads
+        ending = [m for m in ordered[:split] if not m.is_pad][-1:]
+        if not ending or not on_matrix(ending[0]):
+            continue   # led by a vector op, the next strip's input loads held it back
+        units = [[0, 0], [0, 0]]   # [lead, rest] x [matrix, vector]
+        for index, (member, spent) in enumerate(zip(ordered, cycles)):
+            units[index >= split][0 if on_matrix(member) else 1] += spent
+        if beside(units) > best:
+            best, lead = beside(units), split
+    return lead
 
 
 def strip_ranges(members: list, first: int, last: int) -> list:
@@ -103,28 +140,37 @@ def whole_cycles(members: list, target) -> int:
     return cycles
 
 
-def evaluate(members: list, rows: int, target) -> Plan | None:
-    """The plan of `members` in strips of `rows` output rows; None when an op
-    of a strip would need more than STRIP_SHARE of the SRAM for its input,
-    output and weights."""
+def evaluate(members: list, rows: int, target, lead: int = 0) -> Plan | None:
+    """The plan of `members` in strips of `rows` output rows, the first `lead`
+    of them run a strip ahead (0: none); None when an op of a strip would need
+    more than STRIP_SHARE of the SRAM for its input, output and weights (and
+    the result of the next strip's lead beside the rest)."""
     height = shape_of(members[0].op.results[0])[1]
     strips = [strip_ranges(members, start, min(start + rows, height))
               for start in range(0, height, rows)]
     share = target.max_sram_bytes * STRIP_SHARE
+    count = len(members)
     cycles = 0
-    for ranges in strips:
+    for number, ranges in enumerate(strips):
+        ahead = 0   # bytes of the next strip's lead result, made during this strip's rest
+        if lead and number + 1 < len(strips):
+            first, last = strips[number + 1][count - lead]
+            ahead = tensor_bytes(members[count - lead].op.results[0], last - first)
+        units = [[0, 0], [0, 0]]   # compute of [lead, rest] x [matrix, vector]
         loads = 0   # the chain's input rows, read by its first op that is not a pad
-        for i in range(len(members) - 1, -1, -1):
+        for i in range(count - 1, -1, -1):
             member, (first, last) = members[i], ranges[i]
+            in_rest = count - 1 - i >= lead
             out = tensor_bytes(member.op.results[0], last - first)
             source_first, source_last = member.input_rows(first, last)
             inputs = member.source_bytes(source_last - source_first)
-            if i + 1 == len(members):
+            if i + 1 == count:
                 loads = inputs
             # Its input and output kept in SRAM, and its weights beside them.
             live = (out if i else 0) + weight_bytes(member) + (
-                inputs if i + 1 < len(members) and not member.is_pad else 0)
-            if live > share:
+                inputs if i + 1 < count and not member.is_pad else 0) + (
+                ahead if in_rest else 0)
+            if live > (PIPELINE_SHARE * target.max_sram_bytes if ahead else share):
                 return None
             if member.is_pad:
                 continue
@@ -133,12 +179,18 @@ def evaluate(members: list, rows: int, target) -> Plan | None:
             loads = 0
             cycles += member_cycles(member, last - first, traffic, target) + \
                 OP_START_SETUPS * target.dma_setup_cycles
-    return Plan(members, rows, strips, whole_cycles(members, target), cycles)
+            units[in_rest][0 if on_matrix(member) else 1] += \
+                compute_cycles(member, last - first, target)
+        if ahead:   # the next strip's lead (about this one's) beside this rest
+            cycles -= beside(units)
+    return Plan(members, rows, strips, whole_cycles(members, target), cycles, lead)
 
 
-def best_plan(chain: list, target) -> Plan | None:
+def best_plan(chain: list, target, pipeline: bool = True) -> Plan | None:
     """The chain (a suffix of `chain`, ending at its last op) and strip height
-    that save the most estimated cycles; None when none saves MIN_GAIN."""
+    that save the most estimated cycles; None when none saves MIN_GAIN. With
+    `pipeline`, the chain found runs pipelined, at the height that then saves
+    the most, when that saves PIPELINE_MIN_GAIN more."""
     best = None
     height = shape_of(chain[0].op.results[0])[1]
     heights = sorted({-(-height // count) for count in range(2, min(height, MAX_STRIPS) + 1)})
@@ -151,4 +203,14 @@ def best_plan(chain: list, target) -> Plan | None:
             if plan is not None and plan.gain >= MIN_GAIN * plan.whole and \
                     (best is None or plan.gain > best.gain):
                 best = plan
+    if best is None or not pipeline:
+        return best
+    pipelined = None
+    for rows in heights:
+        lead = pipeline_lead(best.members, rows, target)
+        plan = evaluate(best.members, rows, target, lead) if lead else None
+        if plan is not None and (pipelined is None or plan.gain > pipelined.gain):
+            pipelined = plan
+    if pipelined is not None and pipelined.gain - best.gain >= PIPELINE_MIN_GAIN * best.whole:
+        return pipelined
     return best

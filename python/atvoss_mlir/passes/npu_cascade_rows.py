@@ -14,6 +14,12 @@ input: each strip transposes its rows in SRAM), and its last op may
 accumulate onto a skip tensor (a residual add folded into it): each strip
 starts from its rows of the skip.
 
+Where a strip's ops take turns on the two units, the strips are pipelined:
+the lead of the chain (its first ops, up to a matrix op) of strip k + 1 runs
+before the rest of strip k, so the matrix unit computes the next strip while
+the vector unit finishes this one (MobileNetV2's expand conv beside the
+depthwise conv before it). Two strips' lead results are then live at once.
+
 Neighbouring strips' windows overlap (the halo), so rows are computed again,
 every strip loads the weights again, and each op of a strip starts and drains
 its own tile pipeline. The pass estimates each op as the larger of its
@@ -102,11 +108,18 @@ def cascade(plan: Plan) -> None:
     result, offsets = None, [0, 0, 0, 0]
     if destination is not None:
         anchor, result, offsets = destination[0], destination[0].operands[1], destination[1]
-    for ranges in plan.strips:
-        with ir.InsertionPoint(anchor):
-            value = _slice_rows(chain_input, *members[-1].input_rows(*ranges[-1]),
-                                members[-1].source_rows_dim)
-        for member, (first, end) in reversed(list(zip(members, ranges))):
+    ordered = list(reversed(members))   # first to last
+
+    def emit(ranges, start: int, stop: int, value):
+        """Copies of the members ordered[start:stop] at the strip's rows, fed
+        `value` (the strip's input rows when start is 0); the last one's value."""
+        nonlocal result
+        ranges = list(reversed(ranges))
+        if start == 0:
+            with ir.InsertionPoint(anchor):
+                value = _slice_rows(chain_input, *ordered[0].input_rows(*ranges[0]),
+                                    ordered[0].source_rows_dim)
+        for member, (first, end) in zip(ordered[start:stop], ranges[start:stop]):
             op = member.op
             shape = shape_of(op.results[0])
             shape = [shape[0], end - first] + shape[2:]
@@ -132,6 +145,16 @@ def cascade(plan: Plan) -> None:
             init = _init_at_shape(producer_of(init_of(op)), shape, anchor, into, first)
             value = _copy_at_shape(op, {0: value, len(op.operands) - 1: init}, shape,
                                    anchor).results[0]
+        return value
+
+    # Software pipelining: the lead of strip k + 1 runs before the rest of
+    # strip k, so the two run side by side on the two units.
+    lead = plan.lead
+    leads = {0: emit(plan.strips[0], 0, lead, None)} if lead else {}
+    for index, ranges in enumerate(plan.strips):
+        if lead and index + 1 < len(plan.strips):
+            leads[index + 1] = emit(plan.strips[index + 1], 0, lead, None)
+        value = emit(ranges, lead, len(ordered), leads.pop(index, None))
         with ir.InsertionPoint(anchor):
             result = tensor.InsertSliceOp(value, result, [], [], [],
                                           _rows_at(offsets, ranges[0][0]), shape_of(value),
@@ -164,6 +187,9 @@ class NpuCascadeRows(ModulePass):
     summary = "Run chains of convolutions whose tensors exceed the SRAM in strips of rows " \
               "(-fusion=2)"
 
+    # Software pipelining of the strips where it pays (false: strips one after another).
+    pipeline: bool = True
+
     def run(self, module: ir.Operation, context: PassContext) -> None:
         target = context.target
         if target.fusion < 2:
@@ -186,7 +212,7 @@ class NpuCascadeRows(ModulePass):
                     if pad is not None:   # only a chain the pass would weigh is priced
                         self.remark_in_place(chain, pad, context)
                         continue
-                    plan = best_plan(chain, target)
+                    plan = best_plan(chain, target, self.pipeline)
                     if plan is None:
                         # A chain ending before may still pay; said once.
                         if op in refused:
@@ -205,19 +231,23 @@ class NpuCascadeRows(ModulePass):
                     last = plan.members[0].op
                     between = sum(tensor_bytes(m.op.results[0]) for m in plan.members[1:]
                                   if not m.is_pad)
+                    pipelined = ""
+                    if plan.lead:   # the members are last first
+                        lead = plan.members[len(plan.members) - plan.lead:]
+                        pipelined = f", pipelined: {node_names(lead)} of the next strip runs " \
+                            f"beside the rest of each strip"
                     context.diagnostics.remark(
                         last.location,
                         f"cascaded {node_names(plan.members)} in {len(plan.strips)} strips of "
-                        f"{plan.rows} rows: the {between} B between them stay in SRAM a strip "
-                        f"at a time (estimated {plan.whole} -> {plan.cascaded} cycles)")
+                        f"{plan.rows} rows{pipelined}: the {between} B between them stay in SRAM "
+                        f"a strip at a time (estimated {plan.whole} -> {plan.cascaded} cycles)")
                     with last.location:
                         cascade(plan)
 
-    @staticmethod
-    def remark_in_place(chain: list, pad, context: PassContext) -> None:
+    def remark_in_place(self, chain: list, pad, context: PassContext) -> None:
         """Say why a chain that would pay stays whole: its last op's result is
         padded in place for an op that is not a conv or pool."""
-        plan = best_plan(chain, context.target)
+        plan = best_plan(chain, context.target, self.pipeline)
         if plan is None:
             return
         last = chain[0].op

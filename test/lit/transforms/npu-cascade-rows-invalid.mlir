@@ -1,5 +1,5 @@
-// RUN: atvoss-opt %s -split-input-file -verify-diagnostics -npu-cascade-rows
-// RUN: atvoss-opt %s -split-input-file -npu-cascade-rows | FileCheck %s
+// RUN: atvoss-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(npu-cascade-rows{pipeline=false})'
+// RUN: atvoss-opt %s -split-input-file --pass-pipeline='builtin.module(npu-cascade-rows{pipeline=false})' | FileCheck %s
 
 // Chains that stay whole, each with the reason (or, where nothing needs
 // saying, without a remark).

@@ -1,6 +1,6 @@
-// RUN: atvoss-opt %s -split-input-file -npu-cascade-rows | FileCheck %s
-// RUN: atvoss-opt %s -split-input-file -verify-diagnostics -npu-cascade-rows
-// RUN: atvoss-opt %s -split-input-file -npu-cascade-rows --target='npu -fusion=1' | FileCheck %s --check-prefix=FUSION1
+// RUN: atvoss-opt %s -split-input-file --pass-pipeline='builtin.module(npu-cascade-rows{pipeline=false})' | FileCheck %s
+// RUN: atvoss-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(npu-cascade-rows{pipeline=false})'
+// RUN: atvoss-opt %s -split-input-file --pass-pipeline='builtin.module(npu-cascade-rows{pipeline=false})' --target='npu -fusion=1' | FileCheck %s --check-prefix=FUSION1
 
 // Chains of convolutions whose tensors exceed the SRAM, run in strips of rows.
 // -----

@@ -1,0 +1,91 @@
+// RUN: atvoss-opt %s -split-input-file -npu-cascade-rows | FileCheck %s
+// RUN: atvoss-opt %s -split-input-file -verify-diagnostics -npu-cascade-rows
+
+// Cascaded strips, pipelined: the lead of the chain (its first ops, up to a
+// matrix op) of strip k + 1 runs before the rest of strip k, so the matrix
+// unit computes the next strip while the vector unit finishes this one.
+// -----
+
+// A stem: a 3x3 stride-2 conv, then a 3x3 stride-2 max pool over its 1 MiB
+// result. The conv of strip 1 comes before the pool of strip 0, the conv of
+// strip 2 before the pool of strip 1, and so on; the pool of a strip reads
+// its own strip's conv rows. Five strips of 7 pooled rows (the last of 4).
+
+// CHECK-LABEL: func.func @conv_then_pool
+// CHECK-SAME:    (%[[X:.*]]: tensor<1x128x128x3xf32>)
+// CHECK:         tensor.extract_slice %[[X]][0, 0, 0, 0] [1, 29, 128, 3] [1, 1, 1, 1]
+// CHECK:         %[[C0:.*]] = linalg.conv_2d_nhwc_hwcf {{.*}} outs(%{{.*}} : tensor<1x14x64x64xf32>)
+// CHECK:         %[[P0:.*]] = tensor.pad %[[C0]] low[0, 1, 1, 0] high[0, 0, 1, 0]
+// CHECK:         tensor.extract_slice %[[X]][0, 26, 0, 0] [1, 31, 128, 3] [1, 1, 1, 1]
+// CHECK:         %[[C1:.*]] = linalg.conv_2d_nhwc_hwcf {{.*}} outs(%{{.*}} : tensor<1x15x64x64xf32>)
+// CHECK:         %[[P1:.*]] = tensor.pad %[[C1]] low[0, 0, 1, 0] high[0, 0, 1, 0]
+// CHECK-NOT:     linalg.conv_2d_nhwc_hwcf
+// CHECK:         linalg.pooling_nhwc_max {{.*}} ins(%[[P0]], %{{.*}} : tensor<1x15x66x64xf32>, tensor<3x3xf32>) outs(%{{.*}} : tensor<1x7x32x64xf32>)
+// CHECK:         %[[R0:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 7, 32, 64] [1, 1, 1, 1]
+// CHECK:         tensor.extract_slice %[[X]][0, 54, 0, 0] [1, 31, 128, 3] [1, 1, 1, 1]
+// CHECK:         linalg.conv_2d_nhwc_hwcf
+// CHECK-NOT:     linalg.conv_2d_nhwc_hwcf
+// CHECK:         linalg.pooling_nhwc_max {{.*}} ins(%[[P1]], %{{.*}} : tensor<1x15x66x64xf32>, tensor<3x3xf32>)
+// CHECK:         tensor.insert_slice %{{.*}} into %[[R0]][0, 7, 0, 0] [1, 7, 32, 64] [1, 1, 1, 1]
+// CHECK:         linalg.conv_2d_nhwc_hwcf
+// CHECK:         linalg.pooling_nhwc_max
+// CHECK:         linalg.conv_2d_nhwc_hwcf
+// CHECK-NOT:     linalg.conv_2d_nhwc_hwcf
+// CHECK-COUNT-2: linalg.pooling_nhwc_max
+// CHECK:         %[[LAST:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 28, 0, 0] [1, 4, 32, 64] [1, 1, 1, 1]
+// CHECK-NEXT:    return %[[LAST]]
+func.func @conv_then_pool(%x: tensor<1x128x128x3xf32>) -> tensor<1x32x32x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %lowest = arith.constant 0xFF800000 : f32
+  %w = arith.constant dense<0.125> : tensor<3x3x3x64xf32>
+  %b = arith.constant dense<0.5> : tensor<64xf32>
+  %px = tensor.pad %x low[0, 0, 0, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x128x128x3xf32> to tensor<1x129x129x3xf32>
+  %e0 = tensor.empty() : tensor<1x64x64x64xf32>
+  %bias = linalg.broadcast ins(%b : tensor<64xf32>) outs(%e0 : tensor<1x64x64x64xf32>) dimensions = [0, 1, 2]
+  %conv = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%px, %w : tensor<1x129x129x3xf32>, tensor<3x3x3x64xf32>) outs(%bias : tensor<1x64x64x64xf32>) -> tensor<1x64x64x64xf32>
+  %pc = tensor.pad %conv low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %lowest : f32
+  } : tensor<1x64x64x64xf32> to tensor<1x66x66x64xf32>
+  %e1 = tensor.empty() : tensor<1x32x32x64xf32>
+  %init = linalg.fill ins(%lowest : f32) outs(%e1 : tensor<1x32x32x64xf32>) -> tensor<1x32x32x64xf32>
+  %window = tensor.empty() : tensor<3x3xf32>
+  // expected-remark-re @below {{cascaded 'linalg.conv_2d_nhwc_hwcf' at line {{[0-9]+}}, 'linalg.pooling_nhwc_max' at line {{[0-9]+}} in 5 strips of 7 rows, pipelined: 'linalg.conv_2d_nhwc_hwcf' at line {{[0-9]+}} of the next strip runs beside the rest of each strip: the 1048576 B between them stay in SRAM a strip at a time (estimated 33916 -> {{[0-9]+}} cycles)}}
+  %pool = linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%pc, %window : tensor<1x66x66x64xf32>, tensor<3x3xf32>) outs(%init : tensor<1x32x32x64xf32>) -> tensor<1x32x32x64xf32>
+  return %pool : tensor<1x32x32x64xf32>
+}
+// -----
+
+// A depthwise conv then a max pool: both on the vector unit, nothing would run
+// beside the next strip's lead, so the strips run one after another.
+
+// CHECK-LABEL: func.func @depthwise_then_pool
+// CHECK:         linalg.depthwise_conv_2d_nhwc_hwc
+// CHECK-NOT:     linalg.depthwise_conv_2d_nhwc_hwc
+// CHECK:         linalg.pooling_nhwc_max
+// CHECK-NEXT:    tensor.insert_slice
+// CHECK-NEXT:    tensor.extract_slice
+func.func @depthwise_then_pool(%x: tensor<1x80x80x96xf32>) -> tensor<1x40x40x96xf32> {
+  %zero = arith.constant 0.0 : f32
+  %lowest = arith.constant 0xFF800000 : f32
+  %wd = arith.constant dense<0.25> : tensor<3x3x96xf32>
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<1x80x80x96xf32> to tensor<1x82x82x96xf32>
+  %e2 = tensor.empty() : tensor<1x80x80x96xf32>
+  %i2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x80x80x96xf32>) -> tensor<1x80x80x96xf32>
+  %d = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %wd : tensor<1x82x82x96xf32>, tensor<3x3x96xf32>) outs(%i2 : tensor<1x80x80x96xf32>) -> tensor<1x80x80x96xf32>
+  %e3 = tensor.empty() : tensor<1x40x40x96xf32>
+  %i3 = linalg.fill ins(%lowest : f32) outs(%e3 : tensor<1x40x40x96xf32>) -> tensor<1x40x40x96xf32>
+  %window = tensor.empty() : tensor<2x2xf32>
+  // expected-remark-re @below {{cascaded 'linalg.depthwise_conv_2d_nhwc_hwc' at line {{[0-9]+}}, 'linalg.pooling_nhwc_max' at line {{[0-9]+}} in {{[0-9]+}} strips of {{[0-9]+}} rows: the}}
+  %pool = linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%d, %window : tensor<1x80x80x96xf32>, tensor<2x2xf32>) outs(%i3 : tensor<1x40x40x96xf32>) -> tensor<1x40x40x96xf32>
+  return %pool : tensor<1x40x40x96xf32>
+}
