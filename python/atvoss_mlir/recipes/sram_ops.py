@@ -134,6 +134,13 @@ def dataflow_of(op) -> str | None:
                         '"ws" or "os"')
 
 
+# The ops between a tile loop and the deallocations of its buffers: the barrier
+# and waits ending it, its last store and the views and constants they use.
+AFTER_A_LOOP = ("npu.barrier", "npu.wait", "npu.dma_store", "memref.subview",
+                "memref.collapse_shape", "memref.expand_shape", "memref.cast",
+                "arith.constant", "index.constant")
+
+
 def scratch(op, shape: list[int], element_type, fill: float | None = None) -> ir.Value:
     """An SRAM buffer live around the tile loop of `op`: allocated (and filled
     with `fill`) before the loop, released with the loop's own buffers after it."""
@@ -142,10 +149,16 @@ def scratch(op, shape: list[int], element_type, fill: float | None = None) -> ir
         buffer = npu.AllocOp(npu.sram_memref(shape, element_type)).result
         if fill is not None:
             npu.FillOp(buffer, fill)
-    # The first npu.dealloc after the loop (stepping from op to op: the
-    # bindings have no next-op link, an insertion point after an op has one).
+    # The first npu.dealloc of the loop's own buffers after it (stepping from
+    # op to op: the bindings have no next-op link, an insertion point after an
+    # op has one). Past the ops ending the loop there are none yet (its
+    # promotion is under way and adds them after the loop, before this one):
+    # a later op's would keep the buffer live across the ops between.
     release = ir.InsertionPoint.after(root).ref_operation
     while release is not None and release.operation.name != "npu.dealloc":
+        if not release.operation.name.startswith(AFTER_A_LOOP):
+            release = None
+            break
         release = ir.InsertionPoint.after(release).ref_operation
     point = ir.InsertionPoint(release) if release is not None else ir.InsertionPoint.after(root)
     with point:

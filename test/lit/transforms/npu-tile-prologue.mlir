@@ -191,3 +191,58 @@ func.func @conv$full_tensor(%x: memref<1x16x16x64xf32>, %skip: memref<1x16x16x64
     ins(%t, %w : memref<1x16x16x64xf32>, memref<1x1x64x32xf32>) outs(%y : memref<1x16x16x32xf32>)
   return %y : memref<1x16x16x32xf32>
 }
+
+// -----
+
+// A prologue's constant (the scale) lives in a one-element SRAM buffer made
+// before the conv's tile loop; it is freed with the conv's tiles, right after
+// the loop. The first deallocation after the loop when the conv is promoted is
+// that of a tensor the buffer plan keeps for later ops (the conv's own come
+// after): freed there, the constant would stay live across those ops, where
+// the plan's tensors and the later tiles were sized without it.
+
+// CHECK-LABEL: func.func @conv$scaled_then_kept
+// CHECK:         %[[C0:.*]] = "npu.alloc"() : () -> memref<1xf32, 1>
+// CHECK:         %[[C1:.*]] = "npu.alloc"() : () -> memref<1xf32, 1>
+// CHECK:         } {npu.tile_loop}
+// CHECK-NOT:     "npu.activation"
+// CHECK-DAG:     "npu.dealloc"(%[[C0]])
+// CHECK-DAG:     "npu.dealloc"(%[[C1]])
+// CHECK:         "npu.activation"
+// CHECK:         "npu.activation"
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @conv$scaled_then_kept(%x: memref<1x16x16x64xf32>, %w: memref<1x1x64x32xf32>) -> memref<1x16x16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %quarter = arith.constant 0.25 : f32
+  %t = memref.alloc() : memref<1x16x16x64xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+    ins(%x : memref<1x16x16x64xf32>) outs(%t : memref<1x16x16x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %quarter : f32
+    linalg.yield %m : f32
+  }
+  %y = memref.alloc() : memref<1x16x16x32xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<1x16x16x32xf32>)
+  // expected-remark @below {{'linalg.conv_2d_nhwc_hwcf': tiles}}
+  // expected-remark @below {{folded into this op as a prologue on its input tiles, applied in SRAM after each load (saves 131072 B of DRAM traffic)}}
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, npu.conv_strategy = "implicit-gemm", strides = dense<1> : tensor<2xi64>}
+    ins(%t, %w : memref<1x16x16x64xf32>, memref<1x1x64x32xf32>) outs(%y : memref<1x16x16x32xf32>)
+  %kept = "npu.alloc"() {npu.resident, offset = 32768 : i64} : () -> memref<1x16x16x32xf32, 1>
+  // expected-remark @below {{'linalg.generic': tiles}}
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+    ins(%y : memref<1x16x16x32xf32>) outs(%kept : memref<1x16x16x32xf32, 1>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  }
+  %z = memref.alloc() : memref<1x16x16x32xf32>
+  // expected-remark @below {{'linalg.generic': tiles}}
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+    ins(%kept : memref<1x16x16x32xf32, 1>) outs(%z : memref<1x16x16x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  }
+  "npu.dealloc"(%kept) : (memref<1x16x16x32xf32, 1>) -> ()
+  return %z : memref<1x16x16x32xf32>
+}

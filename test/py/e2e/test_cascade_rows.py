@@ -247,3 +247,19 @@ def test_random_chains_match_onnxruntime(target):
         if cascades(compiled):
             taken.append(seed)
     assert len(taken) >= 2, taken   # the chains exercise the pass
+
+
+@pytest.mark.parametrize("seed", [29, 59])
+def test_prologue_constants_are_freed_with_their_op(seed):
+    """A pool folded into the conv after it as a prologue scales each input tile
+    by a constant held in a one-element SRAM buffer. It is freed with the conv's
+    tiles: freed after the ops that follow (the first deallocation found when
+    the conv's own were not made yet), it sat where the buffer plan keeps a
+    later tensor ('npu.alloc' op at offset 123264 overlaps a live buffer, on
+    seed 59) or split the SRAM the later tiles were sized by (seed 29)."""
+    onnx_model, inputs = random_chain(seed)
+    compiled, _ = compile_and_check(onnx_model, inputs,
+                                    "npu -max-sram-bytes=262144 -dram-bytes-per-cycle=16",
+                                    rtol=1e-4, atol=1e-4)
+    assert any("as a prologue" in r.message for r in compiled.remarks), \
+        [r.message for r in compiled.remarks]
