@@ -179,8 +179,9 @@ def evaluate(members: list, rows: int, target, lead: int = 0) -> Plan | None:
             loads = 0
             cycles += member_cycles(member, last - first, traffic, target) + \
                 OP_START_SETUPS * target.dma_setup_cycles
-            units[in_rest][0 if on_matrix(member) else 1] += \
-                compute_cycles(member, last - first, target)
+            if ahead:
+                units[in_rest][0 if on_matrix(member) else 1] += \
+                    compute_cycles(member, last - first, target)
         if ahead:   # the next strip's lead (about this one's) beside this rest
             cycles -= beside(units)
     return Plan(members, rows, strips, whole_cycles(members, target), cycles, lead)

@@ -171,7 +171,7 @@ def reusable_input(op, block: ir.Block, position: dict, target):
            and input_prologue(reader, out_buffer, target) is not None
            for reader in readers_of(out_buffer)):
         return None
-    out_region = region_of(output) if output != out_buffer else None
+    out_region = region_of(output)
     for index in identity[:-1]:
         value = op.operands[index]
         in_buffer = _alloc_of(value, block)
@@ -184,15 +184,16 @@ def reusable_input(op, block: ir.Block, position: dict, target):
                 or _copied(in_uses) \
                 or in_buffer == out_buffer or in_buffer.type != out_buffer.type \
                 or value.type != output.type \
-                or (region_of(value) if value != in_buffer else None) != out_region \
+                or region_of(value) != out_region \
                 or sum(1 for operand in op.operands if operand == value) != 1:
             continue
         # An op making another input from this one (a conv of the skip) takes
         # the add as its epilogue later (npu-tile): the fused op would then
         # write over rows of the skip its next tiles still read.
-        if any(writer in readers for other in op.operands[:output_index] if other != value
-               and isinstance(other.type, ir.MemRefType) and _alloc_of(other, block) is not None
-               for writer in writers_of(_alloc_of(other, block))):
+        others = [_alloc_of(other, block) for other in op.operands[:output_index]
+                  if other != value and isinstance(other.type, ir.MemRefType)]
+        if any(writer in readers for other in others if other is not None
+               for writer in writers_of(other)):
             continue
         # The input's buffer must exist where the output's is first used.
         if any(not in_buffer.owner.operation.is_before_in_block(user) for user, _ in out_uses):

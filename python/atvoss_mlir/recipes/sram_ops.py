@@ -9,7 +9,7 @@ from mlir import ir
 from mlir.dialects import memref
 
 from ..dialects import npu
-from .ir_queries import ACTIVATIONS
+from .ir_queries import ACTIVATIONS, RESIDENT_VIEWS
 from .problem import (ACTIVATION_ATTR, DATAFLOW_ATTR, INIT_ATTR, checked_attr, constant_value,
                       tile_nest_root)
 from .tile_ir import DYNAMIC, index, mixed, subview
@@ -136,9 +136,8 @@ def dataflow_of(op) -> str | None:
 
 # The ops between a tile loop and the deallocations of its buffers: the barrier
 # and waits ending it, its last store and the views and constants they use.
-AFTER_A_LOOP = ("npu.barrier", "npu.wait", "npu.dma_store", "memref.subview",
-                "memref.collapse_shape", "memref.expand_shape", "memref.cast",
-                "arith.constant", "index.constant")
+AFTER_A_LOOP = ("npu.barrier", "npu.wait", "npu.dma_store", "arith.constant",
+                "index.constant") + RESIDENT_VIEWS
 
 
 def scratch(op, shape: list[int], element_type, fill: float | None = None) -> ir.Value:
@@ -155,12 +154,11 @@ def scratch(op, shape: list[int], element_type, fill: float | None = None) -> ir
     # promotion is under way and adds them after the loop, before this one):
     # a later op's would keep the buffer live across the ops between.
     release = ir.InsertionPoint.after(root).ref_operation
-    while release is not None and release.operation.name != "npu.dealloc":
-        if not release.operation.name.startswith(AFTER_A_LOOP):
-            release = None
-            break
+    while release is not None and release.operation.name in AFTER_A_LOOP:
         release = ir.InsertionPoint.after(release).ref_operation
-    point = ir.InsertionPoint(release) if release is not None else ir.InsertionPoint.after(root)
+    point = ir.InsertionPoint(release) \
+        if release is not None and release.operation.name == "npu.dealloc" \
+        else ir.InsertionPoint.after(root)
     with point:
         npu.DeallocOp(buffer)
     return buffer
