@@ -22,10 +22,10 @@ def weight(rng, *shape):
     return (rng.standard_normal(shape) / np.sqrt(np.prod(shape[1:]))).astype(np.float32)
 
 
-def inverted_residual(size: int = 56, stride: int = 2, residual: bool = False):
+def inverted_residual(size: int = 56, stride: int = 2, residual: bool = False,
+                      channels: int = 16, expanded: int = 96, seed: int = 11):
     """expand 16 -> 96, relu6, depthwise 3x3, relu6, project 96 -> 16 (+ x)."""
-    rng = np.random.default_rng(11)
-    channels, expanded = 16, 96
+    rng = np.random.default_rng(seed)
     nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["e"]),
              helper.make_node("Clip", ["e", "lo", "hi"], ["e6"]),
              helper.make_node("Conv", ["e6", "wd", "bd"], ["d"], group=expanded,
