@@ -104,7 +104,7 @@ def block_ending_at(project) -> Block | None:
             return None
         pad, expand = expand, producer_of(expand.operands[0])
     if expand is None or expand.name != CONV or member_of(expand) is None \
-            or not _read_only_by(expand.results[0], pad or depthwise) \
+            or not _read_only_by(expand.results[0], depthwise if pad is None else pad) \
             or not _per_channel_init(expand):
         return None
     return Block(expand, pad, depthwise, project)
@@ -144,7 +144,7 @@ def evaluate(block: Block, group: int, whole: int, target) -> Plan | None:
     """The plan of `block` in groups of `group` channels; None when the tensors
     of a step would take more than GROUP_SHARE of the SRAM."""
     expand, depthwise, project = block.expand, block.depthwise, block.project
-    padded = (block.pad or expand).results[0]
+    padded = (expand if block.pad is None else block.pad).results[0]
     source, result = expand.operands[0], project.results[0]
     live = 2 * _channel_bytes(padded, group) + 2 * _channel_bytes(depthwise.results[0], group) \
         + tensor_bytes(source) + tensor_bytes(result)
@@ -161,6 +161,7 @@ def evaluate(block: Block, group: int, whole: int, target) -> Plan | None:
     result_bytes = tensor_bytes(result) if tensor_bytes(result) > kept else 0
     channels = block.channels
     setups = OP_START_SETUPS * target.dma_setup_cycles
+    weights = [weight_bytes(member_of(op)) for op in (expand, depthwise, project)]
 
     def cost(compute: int, traffic: int) -> int:
         return max(compute, -(-traffic // target.dram_bytes_per_cycle)) + setups
@@ -172,12 +173,12 @@ def evaluate(block: Block, group: int, whole: int, target) -> Plan | None:
         share = count / channels
         matrix.append((
             cost(gemm_cycles(pixels, count, kh * kw * depth, target),
-                 int(weight_bytes(member_of(expand)) * share) + source_bytes),
+                 int(weights[0] * share) + source_bytes),
             cost(gemm_cycles(n * height * width, filters, ph * pw * count, target),
-                 int(weight_bytes(member_of(project)) * share) + (
+                 int(weights[2] * share) + (
                      result_bytes if first + count == channels else 0))))
         vector.append(cost(vector_cycles(n * height * width * count, target, dh * dw),
-                           int(weight_bytes(member_of(depthwise)) * share)))
+                           int(weights[1] * share)))
     # Step k: the expand conv of group k + 1 and the project conv of group
     # k - 1 on the matrix unit beside the depthwise conv of group k.
     cycles = matrix[0][0]
