@@ -54,6 +54,20 @@ def test_bottleneck_left_whole_says_why(target):
                for r in compiled.remarks), [r.message for r in compiled.remarks]
 
 
+def test_bottleneck_in_fp16_groups_matches_onnxruntime():
+    """-precision=fp16 runs the block in the same groups, to fp16 rounding."""
+    compiled, _ = compile_and_check(bottleneck(), feeds(), "npu -precision=fp16",
+                                    rtol=2e-2, atol=2e-2)
+    assert "in 3 groups of 128 channels" in grouped(compiled)[0]
+
+
+def test_uneven_groups_match_onnxruntime():
+    """320 channels: two groups of 128 and a last one of 64."""
+    compiled, _ = compile_and_check(bottleneck(expanded=320), feeds(), "npu",
+                                    rtol=1e-5, atol=1e-5)
+    assert "in 3 groups of 128 channels" in grouped(compiled)[0]
+
+
 @pytest.mark.parametrize("shape", [dict(size=14, stride=2, expanded=576, channels=96),
                                    dict(size=7, channels=160, expanded=960),
                                    dict(size=28, channels=32, expanded=192)])
