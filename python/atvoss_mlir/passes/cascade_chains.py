@@ -1,7 +1,8 @@
 """The chains npu-cascade-rows runs in strips of rows: their members (window
 ops on static NHWC tensors, the paddings between them, a transpose into NHWC
 heading a chain, a last op accumulating onto a skip) and how a member's
-output rows map to the rows of its input."""
+output rows map to the rows of its input; and the copies of ops at a part of
+their shape that both cascades (rows and channels) make."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from ..frontend.builders import element_of, shape_of
+from ..frontend.builders import element_of, extract_slice, shape_of, tensor_type
 from ..machine_model import element_bytes
 from ..recipes.ir_queries import RESIDUAL_START_ATTR, ints, optional_attr
 from .npu_keep_in_sram import name_of
@@ -176,3 +177,22 @@ def producer_is_pad(member: Member) -> bool:
 def node_names(members: list) -> str:
     """The members' model nodes (or op names and lines), first to last."""
     return ", ".join(dict.fromkeys(name_of(m.op) for m in reversed(members) if not m.is_pad))
+
+
+def slice_along(value: ir.Value, dim: int, first: int, last: int) -> ir.Value:
+    """`value`'s entries [first, last) along `dim`, whole along the others."""
+    shape = shape_of(value)
+    offsets, sizes = [0] * len(shape), list(shape)
+    offsets[dim], sizes[dim] = first, last - first
+    return extract_slice(value, offsets, sizes)
+
+
+def copy_at_shape(op, operands: dict, shape, anchor) -> ir.Operation:
+    """A copy of `op` before `anchor` with operands replaced (index -> value)
+    and a result of `shape`."""
+    with ir.InsertionPoint(anchor):
+        copy = op.clone()
+    for index, value in operands.items():
+        copy.operands[index] = value
+    copy.results[0].set_type(tensor_type(shape, element_of(op.results[0])))
+    return copy

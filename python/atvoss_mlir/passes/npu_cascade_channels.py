@@ -37,11 +37,12 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from ..frontend.builders import element_of, empty, extract_slice, shape_of, tensor_type
+from ..frontend.builders import element_of, empty, shape_of
 from ..machine_model import gemm_cycles, vector_cycles
 from ..recipes.ir_queries import ACTIVATION_ATTR, ints
 from . import ModulePass, PassContext, erase_if_unused, function_bodies
-from .cascade_chains import init_of, member_of, node_names, producer_of, tensor_bytes
+from .cascade_chains import (copy_at_shape, init_of, member_of, node_names, producer_of,
+                             slice_along, tensor_bytes)
 from .cascade_estimate import MIN_GAIN, OP_START_SETUPS, STRIP_SHARE, weight_bytes, whole_cycles
 
 CONV = "linalg.conv_2d_nhwc_hwcf"
@@ -205,36 +206,22 @@ def best_plan(block: Block, target) -> tuple[Plan | None, int]:
     return best, whole
 
 
-def _slice_channels(value: ir.Value, dim: int, first: int, count: int) -> ir.Value:
-    shape = shape_of(value)
-    offsets = [0] * len(shape)
-    offsets[dim], shape[dim] = first, count
-    return extract_slice(value, offsets, shape)
+def _with_channels(op, count: int) -> list:
+    """The shape of `op`'s result with `count` channels."""
+    return shape_of(op.results[0])[:3] + [count]
 
 
-def _copy(op, operands: dict, channels: int | None = None) -> ir.Value:
-    """A copy of `op` with operands replaced (index -> value), its result with
-    `channels` channels (None: unchanged)."""
-    copy = op.clone()
-    for index, value in operands.items():
-        copy.operands[index] = value
-    if channels is not None:
-        copy.results[0].set_type(tensor_type(shape_of(op.results[0])[:3] + [channels],
-                                             element_of(op.results[0])))
-    return copy.results[0]
-
-
-def _group_init(op, first: int, count: int) -> ir.Value:
+def _group_init(op, first: int, count: int, anchor) -> ir.Value:
     """`op`'s initial value (an empty, a fill or a bias broadcast) for
-    channels [first, first + count)."""
+    channels [first, first + count), made before `anchor`."""
     init = producer_of(init_of(op))
-    destination = empty(shape_of(op.results[0])[:3] + [count], element_of(op.results[0]))
+    destination = empty(_with_channels(op, count), element_of(op.results[0]))
     if init.name == "tensor.empty":
         return destination
     operands = {len(init.operands) - 1: destination}
     if init.name == "linalg.broadcast":
-        operands[0] = _slice_channels(init.operands[0], 0, first, count)
-    return _copy(init, operands, count)
+        operands[0] = slice_along(init.operands[0], 0, first, first + count)
+    return copy_at_shape(init, operands, _with_channels(op, count), anchor).results[0]
 
 
 def _init_ops(op) -> list:
@@ -257,18 +244,21 @@ def cascade(plan: Plan) -> None:
 
     def expanded(first, count):
         with ir.InsertionPoint(anchor), expand.location:
-            weights = _slice_channels(expand.operands[1], 3, first, count)
-            return _copy(expand, {1: weights, 2: _group_init(expand, first, count)}, count)
+            weights = slice_along(expand.operands[1], 3, first, first + count)
+            init = _group_init(expand, first, count, anchor)
+            return copy_at_shape(expand, {1: weights, 2: init}, _with_channels(expand, count),
+                                 anchor).results[0]
 
     def filtered(value, first, count):
         with ir.InsertionPoint(anchor):
             if block.pad is not None:
-                with block.pad.location:
-                    value = _copy(block.pad, {0: value}, count)
+                value = copy_at_shape(block.pad, {0: value}, _with_channels(block.pad, count),
+                                      anchor).results[0]
             with depthwise.location:
-                weights = _slice_channels(depthwise.operands[1], 2, first, count)
-                return _copy(depthwise, {0: value, 1: weights,
-                                         2: _group_init(depthwise, first, count)}, count)
+                weights = slice_along(depthwise.operands[1], 2, first, first + count)
+                init = _group_init(depthwise, first, count, anchor)
+                return copy_at_shape(depthwise, {0: value, 1: weights, 2: init},
+                                     _with_channels(depthwise, count), anchor).results[0]
 
     def projected(value, first, count, result):
         with ir.InsertionPoint(anchor), project.location:
@@ -277,8 +267,9 @@ def cascade(plan: Plan) -> None:
                 # writes it (the buffer plan sees it from there).
                 for op in _init_ops(project):
                     op.move_before(anchor)
-            weights = _slice_channels(project.operands[1], 2, first, count)
-            return _copy(project, {0: value, 1: weights, 2: result})
+            weights = slice_along(project.operands[1], 2, first, first + count)
+            return copy_at_shape(project, {0: value, 1: weights, 2: result},
+                                 shape_of(project.results[0]), anchor).results[0]
 
     groups = plan.groups
     result = init_of(project)

@@ -37,24 +37,14 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import tensor
 
-from ..frontend.builders import element_of, empty, extract_slice, shape_of, tensor_type
+from ..frontend.builders import element_of, empty, extract_slice, shape_of
 from ..recipes.ir_queries import RESIDUAL_START_ATTR, ints
 from . import ModulePass, PassContext, erase_if_unused, function_bodies
-from .cascade_chains import (Member, chain_ending_at, init_of, member_of, node_names,
-                             padded_in_place, producer_of, tensor_bytes)
+from .cascade_chains import (Member, chain_ending_at, copy_at_shape, init_of, member_of,
+                             node_names, padded_in_place, producer_of, slice_along,
+                             tensor_bytes)
 from .cascade_estimate import MIN_GAIN, STRIP_SHARE, Plan, best_plan, whole_cycles
 from .npu_keep_in_sram import name_of
-
-
-def _copy_at_shape(op, operands: dict, shape, anchor) -> ir.Operation:
-    """A copy of `op` before `anchor` with operands replaced (index -> value)
-    and a result of `shape`."""
-    with ir.InsertionPoint(anchor):
-        copy = op.clone()
-    for index, value in operands.items():
-        copy.operands[index] = value
-    copy.results[0].set_type(tensor_type(shape, element_of(op.results[0])))
-    return copy
 
 
 def _init_at_shape(init_op, shape, anchor, into: ir.Value | None = None,
@@ -68,15 +58,8 @@ def _init_at_shape(init_op, shape, anchor, into: ir.Value | None = None,
             return destination
         operands = {len(init_op.operands) - 1: destination}
         if RESIDUAL_START_ATTR in init_op.attributes:
-            operands[0] = _slice_rows(init_op.operands[0], first, first + shape[1])
-        return _copy_at_shape(init_op, operands, shape, anchor).results[0]
-
-
-def _slice_rows(value: ir.Value, first: int, last: int, dim: int = 1) -> ir.Value:
-    shape = shape_of(value)
-    offsets, sizes = [0] * len(shape), list(shape)
-    offsets[dim], sizes[dim] = first, last - first
-    return extract_slice(value, offsets, sizes)
+            operands[0] = slice_along(init_op.operands[0], 1, first, first + shape[1])
+        return copy_at_shape(init_op, operands, shape, anchor).results[0]
 
 
 def _destination(last):
@@ -117,14 +100,14 @@ def cascade(plan: Plan) -> None:
         ranges = list(reversed(ranges))
         if start == 0:
             with ir.InsertionPoint(anchor):
-                value = _slice_rows(chain_input, *ordered[0].input_rows(*ranges[0]),
-                                    ordered[0].source_rows_dim)
+                value = slice_along(chain_input, ordered[0].source_rows_dim,
+                                    *ordered[0].input_rows(*ranges[0]))
         for member, (first, end) in zip(ordered[start:stop], ranges[start:stop]):
             op = member.op
             shape = shape_of(op.results[0])
             shape = [shape[0], end - first] + shape[2:]
             if member.is_pad:
-                copy = _copy_at_shape(op, {0: value}, shape, anchor)
+                copy = copy_at_shape(op, {0: value}, shape, anchor)
                 source_height = shape_of(op.operands[0])[1]
                 low = ints(op.attributes["static_low"], [])
                 high = ints(op.attributes["static_high"], [])
@@ -143,7 +126,7 @@ def cascade(plan: Plan) -> None:
                         result = empty(shape_of(last.results[0]), element_of(last.results[0]))
                     into = extract_slice(result, _rows_at(offsets, first), shape)
             init = _init_at_shape(producer_of(init_of(op)), shape, anchor, into, first)
-            value = _copy_at_shape(op, {0: value, len(op.operands) - 1: init}, shape,
+            value = copy_at_shape(op, {0: value, len(op.operands) - 1: init}, shape,
                                    anchor).results[0]
         return value
 

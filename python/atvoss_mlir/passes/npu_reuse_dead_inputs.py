@@ -175,17 +175,17 @@ def reusable_input(op, block: ir.Block, position: dict, target):
     for index in identity[:-1]:
         value = op.operands[index]
         in_buffer = _alloc_of(value, block)
-        # The last of several readers (a skip tensor): one only this op reads
-        # is a chain's, which other passes fold (a pool's divisor, a conv's
-        # prologue) and the buffer plan gains nothing from.
-        readers = readers_of(in_buffer) if in_buffer is not None else []
-        in_uses = uses_of(in_buffer, block) if in_buffer is not None else []
-        if in_buffer is None or all(reader == op for reader in readers) \
-                or _copied(in_uses) \
-                or in_buffer == out_buffer or in_buffer.type != out_buffer.type \
+        if in_buffer is None or in_buffer == out_buffer or in_buffer.type != out_buffer.type \
                 or value.type != output.type \
                 or region_of(value) != out_region \
                 or sum(1 for operand in op.operands if operand == value) != 1:
+            continue
+        # The last of several readers (a skip tensor): one only this op reads
+        # is a chain's, which other passes fold (a pool's divisor, a conv's
+        # prologue) and the buffer plan gains nothing from.
+        readers = readers_of(in_buffer)
+        in_uses = uses_of(in_buffer, block)
+        if all(reader == op for reader in readers) or _copied(in_uses):
             continue
         # An op making another input from this one (a conv of the skip) takes
         # the add as its epilogue later (npu-tile): the fused op would then
