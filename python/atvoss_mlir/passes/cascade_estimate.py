@@ -1,6 +1,7 @@
 """npu-cascade-rows' estimate: each op of a chain as the larger of its compute
-and its DRAM traffic (machine model), whole and in strips of rows, and the
-chain suffix and strip height that save the most."""
+and its DRAM traffic (machine model), whole and in strips of rows (each
+strip making the rows the one before did not, and copying its halo rows),
+and the chain suffix and strip height that save the most."""
 
 from __future__ import annotations
 
@@ -29,6 +30,12 @@ MIN_GAIN = 0.1
 # estimated cycles pipelining must save beyond the plain cascade.
 PIPELINE_SHARE = 0.5
 PIPELINE_MIN_GAIN = 0.05
+# The least share of a strip's rows of an op its halo (the rows the strip
+# before made too) must be for the strip to copy them rather than compute them
+# again: the copy waits for the strip before, whose result lives until then
+# (a 1-row halo of 21, copied, cost an inverted residual on 40x40 220 of
+# 14,314 cycles).
+ROLL_MIN_SHARE = 0.1
 
 
 def compute_cycles(member: Member, rows: int, target) -> int:
@@ -78,6 +85,14 @@ class Plan:
         return self.whole - self.cascaded
 
 
+def rolls(member: Member) -> bool:
+    """Whether a strip of `member` (not the chain's last op) makes only the
+    rows the strip before did not, taking the rows both need (the halo of
+    the window reading them) from a copy of them: every window op; a pad
+    makes nothing, a transpose heading the chain is cheap to redo."""
+    return not member.is_pad and not member.is_transpose
+
+
 def on_matrix(member: Member) -> bool:
     return member.op.name == "linalg.conv_2d_nhwc_hwcf"
 
@@ -109,13 +124,29 @@ def pipeline_lead(members: list, rows: int, target) -> int:
     return lead
 
 
-def strip_ranges(members: list, first: int, last: int) -> list:
-    """The output rows each member makes for rows [first, last) of the last one."""
+def strip_ranges(members: list, first: int, last: int, before: list | None = None) -> list:
+    """Per member (last first) for rows [first, last) of the last one: the rows
+    of its result the strip reads (first, last) and the first it makes
+    (`rolls`: the rows the strip `before` made too are its halo)."""
     ranges = []
-    for member in members:
-        ranges.append((first, last))
-        first, last = member.input_rows(first, last)
+    for index, member in enumerate(members):
+        made = first
+        if index and before is not None and rolls(member) and before[index][1] < last \
+                and before[index][1] - first >= ROLL_MIN_SHARE * (last - first):
+            made = max(first, before[index][1])
+        ranges.append((first, last, made))
+        first, last = member.input_rows(made, last)
     return ranges
+
+
+def all_strips(members: list, rows: int) -> list:
+    """strip_ranges of every strip of `rows` rows of the last op, in order."""
+    height = shape_of(members[0].op.results[0])[1]
+    strips = []
+    for start in range(0, height, rows):
+        strips.append(strip_ranges(members, start, min(start + rows, height),
+                                   strips[-1] if strips else None))
+    return strips
 
 
 def skip_bytes(member: Member, target, rows: int | None = None) -> int:
@@ -145,29 +176,36 @@ def evaluate(members: list, rows: int, target, lead: int = 0) -> Plan | None:
     of them run a strip ahead (0: none); None when an op of a strip would need
     more than STRIP_SHARE of the SRAM for its input, output and weights (and
     the result of the next strip's lead beside the rest)."""
-    height = shape_of(members[0].op.results[0])[1]
-    strips = [strip_ranges(members, start, min(start + rows, height))
-              for start in range(0, height, rows)]
+    strips = all_strips(members, rows)
     share = target.max_sram_bytes * STRIP_SHARE
     count = len(members)
     cycles = 0
     for number, ranges in enumerate(strips):
         ahead = 0   # bytes of the next strip's lead result, made during this strip's rest
         if lead and number + 1 < len(strips):
-            first, last = strips[number + 1][count - lead]
+            first, last, _ = strips[number + 1][count - lead]
             ahead = tensor_bytes(members[count - lead].op.results[0], last - first)
         units = [[0, 0], [0, 0]]   # compute of [lead, rest] x [matrix, vector]
         loads = 0   # the chain's input rows, read by its first op that is not a pad
         for i in range(count - 1, -1, -1):
-            member, (first, last) = members[i], ranges[i]
+            member, (first, last, made) = members[i], ranges[i]
             in_rest = count - 1 - i >= lead
             out = tensor_bytes(member.op.results[0], last - first)
-            source_first, source_last = member.input_rows(first, last)
+            source_first, source_last = member.input_rows(made, last)
             inputs = member.source_bytes(source_last - source_first)
             if i + 1 == count:
                 loads = inputs
+            # A strip makes the rows the one before did not, and copies the
+            # halo rows from that strip's result (vector unit); the halos of
+            # the strips before and after are counted beside its result.
+            held = made - first
+            following = 0
+            if number + 1 < len(strips):
+                after = strips[number + 1][i]
+                following = after[2] - after[0]
+            halos = tensor_bytes(member.op.results[0], held + following)
             # Its input and output kept in SRAM, and its weights beside them.
-            live = (out if i else 0) + weight_bytes(member) + (
+            live = (out + halos if i else 0) + weight_bytes(member) + (
                 inputs if i + 1 < count and not member.is_pad else 0) + (
                 ahead if in_rest else 0)
             if live > (PIPELINE_SHARE * target.max_sram_bytes if ahead else share):
@@ -177,11 +215,14 @@ def evaluate(members: list, rows: int, target, lead: int = 0) -> Plan | None:
             traffic = weight_bytes(member) + (out if i == 0 else 0) + loads + \
                 skip_bytes(member, target, last - first)
             loads = 0
-            cycles += member_cycles(member, last - first, traffic, target) + \
+            cycles += member_cycles(member, last - first - held, traffic, target) + \
                 OP_START_SETUPS * target.dma_setup_cycles
+            if held:
+                n, _, width, channels = shape_of(member.op.results[0])
+                cycles += vector_cycles(n * held * width * channels, target)
             if ahead:
                 units[in_rest][0 if on_matrix(member) else 1] += \
-                    compute_cycles(member, last - first, target)
+                    compute_cycles(member, last - first - held, target)
         if ahead:   # the next strip's lead (about this one's) beside this rest
             cycles -= beside(units)
     return Plan(members, rows, strips, whole_cycles(members, target), cycles, lead)
@@ -191,27 +232,32 @@ def best_plan(chain: list, target, pipeline: bool = True) -> Plan | None:
     """The chain (a suffix of `chain`, ending at its last op) and strip height
     that save the most estimated cycles; None when none saves MIN_GAIN. With
     `pipeline`, the chain found runs pipelined, at the height that then saves
-    the most, when that saves PIPELINE_MIN_GAIN more."""
+    the most, when that saves PIPELINE_MIN_GAIN more; when no chain saves
+    MIN_GAIN plainly, the pipelined chain and height that save the most, when
+    they save MIN_GAIN."""
     best = None
     height = shape_of(chain[0].op.results[0])[1]
     heights = sorted({-(-height // count) for count in range(2, min(height, MAX_STRIPS) + 1)})
-    for length in range(2, len(chain) + 1):
-        members = chain[:length]
-        if producer_is_pad(members[-1]) or sum(1 for m in members if not m.is_pad) < 2:
-            continue
+    suffixes = [chain[:length] for length in range(2, len(chain) + 1)
+                if not producer_is_pad(chain[length - 1])
+                and sum(1 for m in chain[:length] if not m.is_pad) >= 2]
+    for members in suffixes:
         for rows in heights:
             plan = evaluate(members, rows, target)
             if plan is not None and plan.gain >= MIN_GAIN * plan.whole and \
                     (best is None or plan.gain > best.gain):
                 best = plan
-    if best is None or not pipeline:
+    if not pipeline:
         return best
     pipelined = None
-    for rows in heights:
-        lead = pipeline_lead(best.members, rows, target)
-        plan = evaluate(best.members, rows, target, lead) if lead else None
-        if plan is not None and (pipelined is None or plan.gain > pipelined.gain):
-            pipelined = plan
-    if pipelined is not None and pipelined.gain - best.gain >= PIPELINE_MIN_GAIN * best.whole:
-        return pipelined
-    return best
+    for members in [best.members] if best is not None else suffixes:
+        for rows in heights:
+            lead = pipeline_lead(members, rows, target)
+            plan = evaluate(members, rows, target, lead) if lead else None
+            if plan is not None and (pipelined is None or plan.gain > pipelined.gain):
+                pipelined = plan
+    if pipelined is None:
+        return best
+    if best is None:
+        return pipelined if pipelined.gain >= MIN_GAIN * pipelined.whole else None
+    return pipelined if pipelined.gain - best.gain >= PIPELINE_MIN_GAIN * best.whole else best

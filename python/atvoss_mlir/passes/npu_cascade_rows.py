@@ -20,9 +20,13 @@ before the rest of strip k, so the matrix unit computes the next strip while
 the vector unit finishes this one (MobileNetV2's expand conv beside the
 depthwise conv before it). Two strips' lead results are then live at once.
 
-Neighbouring strips' windows overlap (the halo), so rows are computed again,
-every strip loads the weights again, and each op of a strip starts and drains
-its own tile pipeline. The pass estimates each op as the larger of its
+Neighbouring strips' windows overlap (the halo): a strip makes only the rows
+of each op that the strip before did not, and copies the rows both read from
+that strip's result (a rolling window; a vector-unit copy of a row or two in
+SRAM). An op whose result is padded for its reader writes straight into the
+padded strip, whose border alone is filled. Still, every strip loads the
+weights again, and each op of a strip starts and drains its own tile
+pipeline. The pass estimates each op as the larger of its
 compute and its DRAM traffic (machine model), whole and in strips, and takes
 the chain (ending at its last op) and strip height that save the most, when
 they save at least MIN_GAIN of the chain's cycles. Each cascade is a remark at
@@ -35,7 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import tensor
+from mlir.dialects import linalg, tensor
 
 from ..frontend.builders import element_of, empty, extract_slice, shape_of
 from ..recipes.ir_queries import RESIDUAL_START_ATTR, ints
@@ -45,6 +49,7 @@ from .cascade_chains import (Member, chain_ending_at, copy_at_shape, init_of, me
                              tensor_bytes)
 from .cascade_estimate import MIN_GAIN, STRIP_SHARE, Plan, best_plan, whole_cycles
 from .npu_keep_in_sram import name_of
+from .npu_pad_in_place import halo as border_slabs
 
 
 def _init_at_shape(init_op, shape, anchor, into: ir.Value | None = None,
@@ -93,17 +98,30 @@ def cascade(plan: Plan) -> None:
         anchor, result, offsets = destination[0], destination[0].operands[1], destination[1]
     ordered = list(reversed(members))   # first to last
 
-    def emit(ranges, start: int, stop: int, value):
-        """Copies of the members ordered[start:stop] at the strip's rows, fed
-        `value` (the strip's input rows when start is 0); the last one's value."""
+    # Per member (first to last): where the rows of its previous strip's result
+    # that the next strip reads again (its halo) are.
+    halos = {}
+
+    def emit(number: int, start: int, stop: int, value):
+        """Copies of the members ordered[start:stop] at the rows of strip
+        `number`, fed `value` (the strip's input rows when start is 0); the
+        last one's value."""
         nonlocal result
-        ranges = list(reversed(ranges))
+        ranges = list(reversed(plan.strips[number]))
+        following = list(reversed(plan.strips[number + 1])) \
+            if number + 1 < len(plan.strips) else None
         if start == 0:
             with ir.InsertionPoint(anchor):
+                _, end, made = ranges[0]
                 value = slice_along(chain_input, ordered[0].source_rows_dim,
-                                    *ordered[0].input_rows(*ranges[0]))
-        for member, (first, end) in zip(ordered[start:stop], ranges[start:stop]):
+                                    *ordered[0].input_rows(made, end))
+        padded = None   # a pad the member before wrote its strip into
+        for index in range(start, stop):
+            member, (first, end, made) = ordered[index], ranges[index]
             op = member.op
+            if padded is not None:
+                value, padded = padded, None
+                continue
             shape = shape_of(op.results[0])
             shape = [shape[0], end - first] + shape[2:]
             if member.is_pad:
@@ -125,6 +143,23 @@ def cascade(plan: Plan) -> None:
                         # live from there (the buffer plan sees it from there).
                         result = empty(shape_of(last.results[0]), element_of(last.results[0]))
                     into = extract_slice(result, _rows_at(offsets, first), shape)
+            elif made > first or following is not None and following[index][2] > \
+                    following[index][0]:
+                pad = ordered[index + 1] if index + 1 < stop and ordered[index + 1].is_pad \
+                    else None
+                with op.location:
+                    buffer, at = _strip_buffer(member, (first, end), pad,
+                                               ranges[index + 1] if pad else None, anchor)
+                    value = _rolled(member, value, (first, end, made), halos.pop(index, None),
+                                    buffer, at, anchor)
+                if pad is not None:
+                    padded = value
+                if following is not None and following[index][2] > following[index][0]:
+                    # The next strip copies its halo rows straight from this one.
+                    kept = following[index][0] - first
+                    halos[index] = (value, [0, at[1] + kept, at[2], 0],
+                                    [shape[0], end - first - kept] + shape[2:])
+                continue
             init = _init_at_shape(producer_of(init_of(op)), shape, anchor, into, first)
             value = copy_at_shape(op, {0: value, len(op.operands) - 1: init}, shape,
                                    anchor).results[0]
@@ -133,11 +168,11 @@ def cascade(plan: Plan) -> None:
     # Software pipelining: the lead of strip k + 1 runs before the rest of
     # strip k, so the two run side by side on the two units.
     lead = plan.lead
-    leads = {0: emit(plan.strips[0], 0, lead, None)} if lead else {}
+    leads = {0: emit(0, 0, lead, None)} if lead else {}
     for index, ranges in enumerate(plan.strips):
         if lead and index + 1 < len(plan.strips):
-            leads[index + 1] = emit(plan.strips[index + 1], 0, lead, None)
-        value = emit(ranges, lead, len(ordered), leads.pop(index, None))
+            leads[index + 1] = emit(index + 1, 0, lead, None)
+        value = emit(index, lead, len(ordered), leads.pop(index, None))
         with ir.InsertionPoint(anchor):
             result = tensor.InsertSliceOp(value, result, [], [], [],
                                           _rows_at(offsets, ranges[0][0]), shape_of(value),
@@ -157,6 +192,67 @@ def cascade(plan: Plan) -> None:
                 init = init_of(start)
                 start.erase()
             erase_if_unused(init)
+
+
+def _strip_buffer(member: Member, rows: tuple, pad: Member | None, pad_rows, anchor):
+    """The tensor a rolled member's strip (rows [first, end) of its result)
+    is written into, and the offsets of its rows there: a tensor of its own,
+    or the padded strip `pad` makes of it (pad_rows: the pad's (first, end,
+    _)) with only the border filled, so the reader of the pad reads it as
+    the member writes it, no copy between."""
+    op = member.op
+    first, end = rows
+    shape = shape_of(op.results[0])
+    shape = [shape[0], end - first] + shape[2:]
+    with ir.InsertionPoint(anchor):
+        if pad is None:
+            return empty(shape, element_of(op.results[0])), [0, 0, 0, 0]
+        pad_first, pad_end, _ = pad_rows
+        padded_shape = shape_of(pad.op.results[0])
+        padded_shape = [padded_shape[0], pad_end - pad_first] + padded_shape[2:]
+        at = [0, first + pad.pad_low - pad_first, ints(pad.op.attributes["static_low"], [])[2],
+              0]
+        buffer = empty(padded_shape, element_of(op.results[0]))
+        value = list(pad.op.regions[0].blocks[0].operations)[-1].operands[0]
+        for offsets, sizes in border_slabs(padded_shape, at, shape):
+            border = linalg.fill(value, outs=[extract_slice(buffer, offsets, sizes)])
+            buffer = tensor.InsertSliceOp(border, buffer, [], [], [], offsets, sizes,
+                                          [1, 1, 1, 1]).result
+    return buffer, at
+
+
+def _rolled(member: Member, value, rows: tuple, halo_rows, buffer, at: list,
+            anchor) -> ir.Value:
+    """`member`'s `rows` (first, end, made) written into `buffer` from
+    offsets `at`: rows [first, made), which the strip before made too, are
+    copied from its result (`halo_rows`: the tensor, the offsets and sizes of
+    those rows there); the op makes rows [made, end) from its input rows in
+    `value`, in place."""
+    op = member.op
+    first, end, made = rows
+    shape = shape_of(op.results[0])
+    held = made - first
+    making = [shape[0], end - made] + shape[2:]
+    if making == shape_of(buffer):
+        # Nothing held, nothing padded: the op makes the strip's tensor whole.
+        erase_if_unused(buffer)
+        init = _init_at_shape(producer_of(init_of(op)), making, anchor, None, made)
+        return copy_at_shape(op, {0: value, len(op.operands) - 1: init}, making,
+                             anchor).results[0]
+    with ir.InsertionPoint(anchor):
+        offsets = [at[0], at[1] + held] + at[2:]
+        into = extract_slice(buffer, offsets, making)
+    init = _init_at_shape(producer_of(init_of(op)), making, anchor, into, made)
+    result = copy_at_shape(op, {0: value, len(op.operands) - 1: init}, making,
+                           anchor).results[0]
+    with ir.InsertionPoint(anchor):
+        buffer = tensor.InsertSliceOp(result, buffer, [], [], [], offsets, making,
+                                      [1, 1, 1, 1]).result
+        if held:   # after the op: the op's input loads follow the op before
+            source, offsets, sizes = halo_rows
+            buffer = tensor.InsertSliceOp(extract_slice(source, offsets, sizes), buffer, [], [],
+                                          [], at, sizes, [1, 1, 1, 1]).result
+    return buffer
 
 
 def _rows_at(offsets: list, row: int) -> list:

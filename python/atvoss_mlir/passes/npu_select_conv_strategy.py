@@ -85,9 +85,22 @@ def padded_order(op) -> tuple:
     conv's implicit GEMM say, would have to read that strided interior too),
     else STRATEGIES."""
     uses = list(op.results[0].uses)
-    if uses and all(use.owner.operation.name == "tensor.pad" for use in uses):
+    if uses and all(use.owner.operation.name == "tensor.pad" for use in uses) \
+            or len(uses) == 1 and strided_insert(uses[0]):
         return ("direct",) + tuple(s for s in STRATEGIES if s != "direct")
     return STRATEGIES
+
+
+def strided_insert(use) -> bool:
+    """Whether `use` inserts the value into a slice of a tensor whose rows are
+    wider (a padded strip a cascade's op writes its rows of): its pixels are
+    no matrix's rows, which an implicit GEMM needs (a slice of channels is)."""
+    insert = use.owner.operation
+    if insert.name != "tensor.insert_slice" or use.operand_number != 0:
+        return False
+    inserted, into = tensor_shape(insert.operands[0]), tensor_shape(insert.operands[1])
+    return inserted is not None and into is not None and len(into) == 4 \
+        and inserted[2] != into[2]
 
 
 @dataclass(frozen=True)
@@ -122,7 +135,11 @@ class NpuSelectConvStrategy(ModulePass):
             why = ", ".join(f"{name} ~{cycles} cycles" for name, cycles in
                             sorted(estimates.items(), key=lambda item: item[1]))
             if order != STRATEGIES and estimates.get("implicit-gemm") == estimates[chosen]:
-                why += "; direct at a tie: only a pad reads the result, and a direct conv " \
-                       "writes the padded buffer's interior in place"
+                uses = list(op.results[0].uses)
+                why += "; direct at a tie: " + (
+                    "the result is written into a slice of a wider tensor, which a direct "
+                    "conv writes in place" if len(uses) == 1 and strided_insert(uses[0]) else
+                    "only a pad reads the result, and a direct conv writes the padded "
+                    "buffer's interior in place")
         op.attributes[STRATEGY_ATTR] = ir.StringAttr.get(chosen)
         context.diagnostics.remark(op.location, f"conv strategy {chosen} ({why})")

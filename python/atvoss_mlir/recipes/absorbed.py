@@ -46,8 +46,8 @@ def touches(op, buffer: ir.Value) -> bool:
 def fresh_buffer(value: ir.Value) -> bool:
     """A buffer allocated for one tensor: in DRAM, or kept in SRAM (npu-keep-in-sram),
     whole or as the interior of its padded buffer (npu-pad-in-place, or padded
-    in SRAM)."""
-    if isinstance(value, ir.OpResult) and value.owner.name == "memref.subview" \
+    in SRAM; a strip of a cascade writes a view of such a view)."""
+    while isinstance(value, ir.OpResult) and value.owner.name == "memref.subview" \
             and len(value.owner.operands) == 1:
         value = value.owner.operands[0]
     return isinstance(value, ir.OpResult) and (value.owner.name == "memref.alloc" or (

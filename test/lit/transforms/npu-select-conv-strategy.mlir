@@ -59,6 +59,30 @@ func.func @conv$1x1_padded(%x: tensor<1x28x28x64xf32>, %w: tensor<1x1x64x96xf32>
 
 // -----
 
+// The same 1x1 conv writing its rows into the interior of a padded strip (a
+// cascade's rolling window: the strip is a wider tensor, its border filled)
+// takes the direct strategy at the tie too. Inserted into a slice of channels
+// (a grouped conv's group), its pixels are a matrix's rows: the implicit GEMM
+// keeps the tie.
+
+// CHECK-LABEL: func.func @conv$1x1_into_padded_strip
+// CHECK:         npu.conv_strategy = "direct"
+// CHECK:         npu.conv_strategy = "implicit-gemm"
+func.func @conv$1x1_into_padded_strip(%x: tensor<1x28x28x64xf32>, %w: tensor<1x1x64x96xf32>, %y: tensor<1x28x28x96xf32>,
+                                      %strip: tensor<1x30x30x96xf32>, %wide: tensor<1x28x28x192xf32>) -> (tensor<1x30x30x96xf32>, tensor<1x28x28x192xf32>) {
+  // expected-remark @below {{conv strategy direct (direct ~8224 cycles, implicit-gemm ~8224 cycles, im2col ~9016 cycles; direct at a tie: the result is written into a slice of a wider tensor, which a direct conv writes in place)}}
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<1x28x28x64xf32>, tensor<1x1x64x96xf32>) outs(%y : tensor<1x28x28x96xf32>) -> tensor<1x28x28x96xf32>
+  %i = tensor.insert_slice %r into %strip[0, 1, 1, 0] [1, 28, 28, 96] [1, 1, 1, 1] : tensor<1x28x28x96xf32> into tensor<1x30x30x96xf32>
+  // expected-remark @below {{conv strategy implicit-gemm (direct ~8224 cycles, implicit-gemm ~8224 cycles, im2col ~9016 cycles)}}
+  %g = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<1x28x28x64xf32>, tensor<1x1x64x96xf32>) outs(%y : tensor<1x28x28x96xf32>) -> tensor<1x28x28x96xf32>
+  %j = tensor.insert_slice %g into %wide[0, 0, 0, 96] [1, 28, 28, 96] [1, 1, 1, 1] : tensor<1x28x28x96xf32> into tensor<1x28x28x192xf32>
+  return %i, %j : tensor<1x30x30x96xf32>, tensor<1x28x28x192xf32>
+}
+
+// -----
+
 // A 1x1 conv whose result a pad and another conv read (SqueezeNet's squeeze,
 // read by its 1x1 and its padded 3x3 expand): the tie stays with the implicit
 // GEMM. Kept padded, the result's interior would be a strided view that the
