@@ -63,6 +63,8 @@ from ..recipes.problem import (DATAFLOW_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR, 
 from ..target import NpuTarget
 from . import ModulePass, PassContext
 from .npu_keep_in_sram import name_of, resident_budgets
+from ..frontend.builders import generic, maximum, minimum, scalar
+from ..recipes.ir_queries import ACTIVATION_ATTR
 from ..recipes.pooling import SEPARABLE, WHOLE_WINDOW_ATTR
 from ..recipes.prologue import PROLOGUE
 # The search over tile sizes and loop orders; its names stay importable from here.
@@ -73,6 +75,39 @@ from .tile_candidates import (MAX_CANDIDATES, candidates, loop_orders,  # noqa: 
 from .tile_search import Schedule, choose_schedule, describe, search  # noqa: F401
 
 STAGES_ATTR = "npu.pipeline_stages"    # set when an op fits only with fewer stages
+EPILOGUE_ATTRS = (ACTIVATION_ATTR, "npu.clip_min", "npu.clip_max")
+
+
+def split_epilogue(op) -> bool:
+    """Apply the activation folded into `op` (npu-fuse-epilogue) as an
+    elementwise op of its own on the op's output, right after it, and drop
+    it from the op: the fallback engine runs a linalg op as written, without
+    the NPU ops' epilogue. False for an activation it cannot write (only
+    relu and clips are folded)."""
+    attributes = op.attributes
+    kind = ir.StringAttr(attributes[ACTIVATION_ATTR]).value
+    bounds = [float(ir.FloatAttr(attributes[name]).value) if name in attributes else None
+              for name in EPILOGUE_ATTRS[1:]]
+    bounds = {"relu": (0.0, None), "relu6": (0.0, 6.0), "clip": tuple(bounds)}.get(kind)
+    output = op.operands[len(op.operands) - 1]
+    if bounds is None or not isinstance(output.type, ir.MemRefType):
+        return False
+    low, high = bounds
+    rank = ir.MemRefType(output.type).rank
+    with ir.InsertionPoint.after(op), op.location:
+        def activation(arguments):
+            value = arguments[0]
+            if low is not None:
+                value = maximum(value, scalar(low, value.type))
+            if high is not None:
+                value = minimum(value, scalar(high, value.type))
+            return value
+        identity = ir.AffineMap.get_identity(rank)
+        generic([output], [identity], output, identity, ["parallel"] * rank, activation)
+    for name in EPILOGUE_ATTRS:
+        if name in attributes:
+            del attributes[name]
+    return True
 
 
 def given_stages(op) -> int | None:
@@ -212,6 +247,10 @@ class NpuTile(ModulePass):
                 if problem is None:
                     diagnostics.remark(op.location, f"'{op.name}' stays on the fallback "
                                                     f"engine: {reason}")
+                    if ACTIVATION_ATTR in op.attributes and not split_epilogue(op):
+                        diagnostics.error(op.location, f"'{op.name}' stays on the fallback "
+                                                       f"engine with a folded activation it "
+                                                       f"cannot apply")
                     continue
                 target = sram_left(op, problem, context.target, budgets)
                 explicit = list(self.tile_sizes) or None
