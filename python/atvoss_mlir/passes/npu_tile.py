@@ -56,7 +56,7 @@ from .. import machine_model
 from ..block_order import unchanged_blocks
 from ..recipes import linalg_ops, tiling_problem
 from ..recipes.loops import tile_with_loops
-from ..recipes.sram_ops import dataflow_of
+from ..recipes.sram_ops import dataflow_of, epilogue
 from ..recipes.problem import (DATAFLOW_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR, OperandTile,
                                Strided, TilingProblem, Unsupported, Malformed, checked_attr,
                                element_bytes, root_buffer)
@@ -78,20 +78,20 @@ STAGES_ATTR = "npu.pipeline_stages"    # set when an op fits only with fewer sta
 EPILOGUE_ATTRS = (ACTIVATION_ATTR, "npu.clip_min", "npu.clip_max")
 
 
-def split_epilogue(op) -> bool:
+def split_epilogue(op) -> str | None:
     """Apply the activation folded into `op` (npu-fuse-epilogue) as an
     elementwise op of its own on the op's output, right after it, and drop
     it from the op: the fallback engine runs a linalg op as written, without
-    the NPU ops' epilogue. False for an activation it cannot write (only
-    relu and clips are folded)."""
-    attributes = op.attributes
-    kind = ir.StringAttr(attributes[ACTIVATION_ATTR]).value
-    bounds = [float(ir.FloatAttr(attributes[name]).value) if name in attributes else None
-              for name in EPILOGUE_ATTRS[1:]]
-    bounds = {"relu": (0.0, None), "relu6": (0.0, 6.0), "clip": tuple(bounds)}.get(kind)
+    the NPU ops' epilogue. Else why not (a malformed attribute, or an
+    activation other than relu and clips, which are all the pass folds)."""
+    try:
+        kind, clip_min, clip_max = epilogue(op)
+    except Malformed as reason:
+        return str(reason)
+    bounds = {"relu": (0.0, None), "relu6": (0.0, 6.0), "clip": (clip_min, clip_max)}.get(kind)
     output = op.operands[len(op.operands) - 1]
     if bounds is None or not isinstance(output.type, ir.MemRefType):
-        return False
+        return f"it stays on the fallback engine with a folded {kind} it cannot apply"
     low, high = bounds
     rank = ir.MemRefType(output.type).rank
     with ir.InsertionPoint.after(op), op.location:
@@ -105,9 +105,9 @@ def split_epilogue(op) -> bool:
         identity = ir.AffineMap.get_identity(rank)
         generic([output], [identity], output, identity, ["parallel"] * rank, activation)
     for name in EPILOGUE_ATTRS:
-        if name in attributes:
-            del attributes[name]
-    return True
+        if name in op.attributes:
+            del op.attributes[name]
+    return None
 
 
 def given_stages(op) -> int | None:
@@ -247,10 +247,9 @@ class NpuTile(ModulePass):
                 if problem is None:
                     diagnostics.remark(op.location, f"'{op.name}' stays on the fallback "
                                                     f"engine: {reason}")
-                    if ACTIVATION_ATTR in op.attributes and not split_epilogue(op):
-                        diagnostics.error(op.location, f"'{op.name}' stays on the fallback "
-                                                       f"engine with a folded activation it "
-                                                       f"cannot apply")
+                    failed = split_epilogue(op) if ACTIVATION_ATTR in op.attributes else None
+                    if failed is not None:
+                        diagnostics.error(op.location, f"'{op.name}': {failed}")
                     continue
                 target = sram_left(op, problem, context.target, budgets)
                 explicit = list(self.tile_sizes) or None

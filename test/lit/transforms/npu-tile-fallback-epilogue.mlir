@@ -47,7 +47,19 @@ func.func @clip(%x: memref<1x6x6x8xf32>, %w: memref<3x3x8xf32>, %init: memref<1x
 func.func @unknown(%x: memref<1x6x6x8xf32>, %w: memref<3x3x8xf32>, %init: memref<1x4x4x8xf32>, %y: memref<1x4x4x8xf32>) {
   memref.copy %init, %y : memref<1x4x4x8xf32> to memref<1x4x4x8xf32>
   // expected-remark @below {{stays on the fallback engine}}
-  // expected-error @below {{'linalg.depthwise_conv_2d_nhwc_hwc' stays on the fallback engine with a folded activation it cannot apply}}
+  // expected-error @below {{'linalg.depthwise_conv_2d_nhwc_hwc': it stays on the fallback engine with a folded sigmoid it cannot apply}}
   linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, npu.activation = "sigmoid", strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x6x6x8xf32>, memref<3x3x8xf32>) outs(%y : memref<1x4x4x8xf32>)
+  return
+}
+
+// -----
+
+// A malformed epilogue attribute is an error at the op.
+
+func.func @malformed(%x: memref<1x6x6x8xf32>, %w: memref<3x3x8xf32>, %init: memref<1x4x4x8xf32>, %y: memref<1x4x4x8xf32>) {
+  memref.copy %init, %y : memref<1x4x4x8xf32> to memref<1x4x4x8xf32>
+  // expected-remark @below {{stays on the fallback engine}}
+  // expected-error @below {{'linalg.depthwise_conv_2d_nhwc_hwc': malformed npu.clip_min "six": expected a float}}
+  linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, npu.activation = "clip", npu.clip_min = "six", strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x6x6x8xf32>, memref<3x3x8xf32>) outs(%y : memref<1x4x4x8xf32>)
   return
 }
