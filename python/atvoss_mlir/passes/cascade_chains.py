@@ -127,12 +127,15 @@ def member_of(op) -> Member | None:
     return None
 
 
+def padding_value(pad) -> ir.Value:
+    """The value a tensor.pad's body yields."""
+    return list(pad.regions[0].blocks[0].operations)[-1].operands[0]
+
+
 def constant_padding(pad) -> bool:
     """Whether the pad yields one value everywhere (not one computed from the
     indices, which a strip would shift)."""
-    body = pad.regions[0].blocks[0]
-    value = list(body.operations)[-1].operands[0]
-    owner = value.owner
+    owner = padding_value(pad).owner
     return not isinstance(owner, ir.Block) and owner.operation.parent != pad
 
 

@@ -45,8 +45,8 @@ from ..frontend.builders import element_of, empty, extract_slice, shape_of
 from ..recipes.ir_queries import RESIDUAL_START_ATTR, ints
 from . import ModulePass, PassContext, erase_if_unused, function_bodies
 from .cascade_chains import (Member, chain_ending_at, copy_at_shape, init_of, member_of,
-                             node_names, padded_in_place, producer_of, slice_along,
-                             tensor_bytes)
+                             node_names, padded_in_place, padding_value, producer_of,
+                             slice_along, tensor_bytes)
 from .cascade_estimate import MIN_GAIN, STRIP_SHARE, Plan, best_plan, whole_cycles
 from .npu_keep_in_sram import name_of
 from .npu_pad_in_place import halo as border_slabs
@@ -135,7 +135,6 @@ def cascade(plan: Plan) -> None:
                 copy.attributes["static_high"] = ir.DenseI64ArrayAttr.get(high)
                 value = copy.results[0]
                 continue
-            into = None
             if op == last:
                 with ir.InsertionPoint(anchor):
                     if result is None:
@@ -143,8 +142,11 @@ def cascade(plan: Plan) -> None:
                         # live from there (the buffer plan sees it from there).
                         result = empty(shape_of(last.results[0]), element_of(last.results[0]))
                     into = extract_slice(result, _rows_at(offsets, first), shape)
-            elif made > first or following is not None and following[index][2] > \
-                    following[index][0]:
+                value = _op_at_rows(op, value, shape, anchor, into, first)
+                continue
+            # The next strip copies its halo rows of this op's result from this one.
+            halo_next = following is not None and following[index][2] > following[index][0]
+            if made > first or halo_next:
                 pad = ordered[index + 1] if index + 1 < stop and ordered[index + 1].is_pad \
                     else None
                 with op.location:
@@ -154,15 +156,12 @@ def cascade(plan: Plan) -> None:
                                     buffer, at, anchor)
                 if pad is not None:
                     padded = value
-                if following is not None and following[index][2] > following[index][0]:
-                    # The next strip copies its halo rows straight from this one.
+                if halo_next:
                     kept = following[index][0] - first
                     halos[index] = (value, [0, at[1] + kept, at[2], 0],
                                     [shape[0], end - first - kept] + shape[2:])
                 continue
-            init = _init_at_shape(producer_of(init_of(op)), shape, anchor, into, first)
-            value = copy_at_shape(op, {0: value, len(op.operands) - 1: init}, shape,
-                                   anchor).results[0]
+            value = _op_at_rows(op, value, shape, anchor, None, first)
         return value
 
     # Software pipelining: the lead of strip k + 1 runs before the rest of
@@ -194,6 +193,14 @@ def cascade(plan: Plan) -> None:
             erase_if_unused(init)
 
 
+def _op_at_rows(op, value, shape, anchor, into: ir.Value | None, first: int) -> ir.Value:
+    """A copy of `op` making its output rows from `first` at `shape` from its
+    input rows in `value`, starting from its initial value made again at that
+    shape (writing into `into` when given)."""
+    init = _init_at_shape(producer_of(init_of(op)), shape, anchor, into, first)
+    return copy_at_shape(op, {0: value, len(op.operands) - 1: init}, shape, anchor).results[0]
+
+
 def _strip_buffer(member: Member, rows: tuple, pad: Member | None, pad_rows, anchor):
     """The tensor a rolled member's strip (rows [first, end) of its result)
     is written into, and the offsets of its rows there: a tensor of its own,
@@ -213,7 +220,7 @@ def _strip_buffer(member: Member, rows: tuple, pad: Member | None, pad_rows, anc
         at = [0, first + pad.pad_low - pad_first, ints(pad.op.attributes["static_low"], [])[2],
               0]
         buffer = empty(padded_shape, element_of(op.results[0]))
-        value = list(pad.op.regions[0].blocks[0].operations)[-1].operands[0]
+        value = padding_value(pad.op)
         for offsets, sizes in border_slabs(padded_shape, at, shape):
             border = linalg.fill(value, outs=[extract_slice(buffer, offsets, sizes)])
             buffer = tensor.InsertSliceOp(border, buffer, [], [], [], offsets, sizes,
@@ -236,15 +243,11 @@ def _rolled(member: Member, value, rows: tuple, halo_rows, buffer, at: list,
     if making == shape_of(buffer):
         # Nothing held, nothing padded: the op makes the strip's tensor whole.
         erase_if_unused(buffer)
-        init = _init_at_shape(producer_of(init_of(op)), making, anchor, None, made)
-        return copy_at_shape(op, {0: value, len(op.operands) - 1: init}, making,
-                             anchor).results[0]
+        return _op_at_rows(op, value, making, anchor, None, made)
     with ir.InsertionPoint(anchor):
         offsets = [at[0], at[1] + held] + at[2:]
         into = extract_slice(buffer, offsets, making)
-    init = _init_at_shape(producer_of(init_of(op)), making, anchor, into, made)
-    result = copy_at_shape(op, {0: value, len(op.operands) - 1: init}, making,
-                           anchor).results[0]
+    result = _op_at_rows(op, value, making, anchor, into, made)
     with ir.InsertionPoint(anchor):
         buffer = tensor.InsertSliceOp(result, buffer, [], [], [], offsets, making,
                                       [1, 1, 1, 1]).result

@@ -20,6 +20,7 @@ from ..dialects import npu
 from ..recipes.absorbed import residual_start
 from ..recipes.prologue import PROLOGUE, apply_prologue
 from ..recipes.requantize import QUANTIZED_ADD, REQUANTIZE
+from ..recipes.ir_queries import drop_epilogue
 from ..recipes.problem import ACTIVATION_ATTR, INIT_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR, built_op
 from ..recipes.tile_ir import choose, compare, div, mixed, rem, select_buffer, subview
 from .npu_promote_tiles import TileIndex, TileSpace
@@ -153,9 +154,7 @@ class TileCompute(TileSpace):
                 elif operand in tile_of:
                     compute.operands[number] = tile_of[operand]
         if last is False and ACTIVATION_ATTR in compute.attributes:
-            for name in (ACTIVATION_ATTR, "npu.clip_min", "npu.clip_max"):
-                if name in compute.attributes:
-                    del compute.attributes[name]
+            drop_epilogue(compute)
         for name in (TILE_SIZES_ATTR, LOOP_ORDER_ATTR):
             if name in compute.attributes:
                 del compute.attributes[name]

@@ -77,18 +77,21 @@ def strategy_estimates(op, target) -> dict[str, int] | None:
     return estimates
 
 
-def padded_order(op) -> tuple:
-    """The strategies in the order ties go: direct first when only a tensor.pad
-    reads the result (the buffer plan can keep it padded in SRAM only when its
-    writer computes on a strided view of the padded buffer's interior, which an
-    implicit GEMM, viewing its output as a matrix, cannot; another reader, a 1x1
-    conv's implicit GEMM say, would have to read that strided interior too),
-    else STRATEGIES."""
+def direct_first(op) -> str | None:
+    """Why ties go to the direct strategy first, else None (they go in the
+    order of STRATEGIES): the result is written into a padded buffer's
+    interior. The buffer plan can keep it padded in SRAM only when its writer
+    computes on a strided view of the interior, which an implicit GEMM,
+    viewing its output as a matrix, cannot; another reader, a 1x1 conv's
+    implicit GEMM say, would have to read that strided interior too."""
     uses = list(op.results[0].uses)
-    if uses and all(use.owner.operation.name == "tensor.pad" for use in uses) \
-            or len(uses) == 1 and strided_insert(uses[0]):
-        return ("direct",) + tuple(s for s in STRATEGIES if s != "direct")
-    return STRATEGIES
+    if uses and all(use.owner.operation.name == "tensor.pad" for use in uses):
+        return "only a pad reads the result, and a direct conv writes the padded buffer's " \
+               "interior in place"
+    if len(uses) == 1 and strided_insert(uses[0]):
+        return "the result is written into a slice of a wider tensor, which a direct conv " \
+               "writes in place"
+    return None
 
 
 def strided_insert(use) -> bool:
@@ -130,16 +133,13 @@ class NpuSelectConvStrategy(ModulePass):
                 return
             chosen, why = self.strategy, "forced by the strategy option"
         else:
-            order = padded_order(op)
+            direct = direct_first(op)
+            order = STRATEGIES if direct is None else \
+                ("direct",) + tuple(s for s in STRATEGIES if s != "direct")
             chosen = min(estimates, key=lambda s: (estimates[s], order.index(s)))
             why = ", ".join(f"{name} ~{cycles} cycles" for name, cycles in
                             sorted(estimates.items(), key=lambda item: item[1]))
-            if order != STRATEGIES and estimates.get("implicit-gemm") == estimates[chosen]:
-                uses = list(op.results[0].uses)
-                why += "; direct at a tie: " + (
-                    "the result is written into a slice of a wider tensor, which a direct "
-                    "conv writes in place" if len(uses) == 1 and strided_insert(uses[0]) else
-                    "only a pad reads the result, and a direct conv writes the padded "
-                    "buffer's interior in place")
+            if direct is not None and estimates.get("implicit-gemm") == estimates[chosen]:
+                why += f"; direct at a tie: {direct}"
         op.attributes[STRATEGY_ATTR] = ir.StringAttr.get(chosen)
         context.diagnostics.remark(op.location, f"conv strategy {chosen} ({why})")

@@ -64,7 +64,7 @@ from ..target import NpuTarget
 from . import ModulePass, PassContext
 from .npu_keep_in_sram import name_of, resident_budgets
 from ..frontend.builders import generic, maximum, minimum, scalar
-from ..recipes.ir_queries import ACTIVATION_ATTR
+from ..recipes.ir_queries import ACTIVATION_ATTR, drop_epilogue
 from ..recipes.pooling import SEPARABLE, WHOLE_WINDOW_ATTR
 from ..recipes.prologue import PROLOGUE
 # The search over tile sizes and loop orders; its names stay importable from here.
@@ -75,7 +75,6 @@ from .tile_candidates import (MAX_CANDIDATES, candidates, loop_orders,  # noqa: 
 from .tile_search import Schedule, choose_schedule, describe, search  # noqa: F401
 
 STAGES_ATTR = "npu.pipeline_stages"    # set when an op fits only with fewer stages
-EPILOGUE_ATTRS = (ACTIVATION_ATTR, "npu.clip_min", "npu.clip_max")
 
 
 def split_epilogue(op) -> str | None:
@@ -104,9 +103,7 @@ def split_epilogue(op) -> str | None:
             return value
         identity = ir.AffineMap.get_identity(rank)
         generic([output], [identity], output, identity, ["parallel"] * rank, activation)
-    for name in EPILOGUE_ATTRS:
-        if name in op.attributes:
-            del op.attributes[name]
+    drop_epilogue(op)
     return None
 
 

@@ -12,6 +12,8 @@ LOOP_ORDER_ATTR = "npu.loop_order"
 STRATEGY_ATTR = "npu.conv_strategy"
 CONV_STRATEGIES = ("implicit-gemm", "direct", "im2col")
 ACTIVATION_ATTR = "npu.activation"
+CLIP_ATTRS = ("npu.clip_min", "npu.clip_max")   # a clip activation's bounds
+EPILOGUE_ATTRS = (ACTIVATION_ATTR,) + CLIP_ATTRS
 # The epilogues an npu matmul, conv or elementwise op applies (the dialect's
 # activation attribute).
 ACTIVATIONS = ("none", "relu", "relu6", "clip", "gelu", "sigmoid", "tanh", "exp", "log", "erf",
@@ -179,3 +181,10 @@ def constant_value(value: ir.Value):
         if isinstance(attribute, ir.IntegerAttr):
             return attribute.value
     return None
+
+
+def drop_epilogue(op) -> None:
+    """Remove the activation folded into `op` (npu-fuse-epilogue) and its bounds."""
+    for name in EPILOGUE_ATTRS:
+        if name in op.attributes:
+            del op.attributes[name]

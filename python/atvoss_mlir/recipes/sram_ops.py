@@ -9,7 +9,7 @@ from mlir import ir
 from mlir.dialects import memref
 
 from ..dialects import npu
-from .ir_queries import ACTIVATIONS, RESIDENT_VIEWS
+from .ir_queries import ACTIVATIONS, CLIP_ATTRS, RESIDENT_VIEWS
 from .problem import (ACTIVATION_ATTR, DATAFLOW_ATTR, INIT_ATTR, checked_attr, constant_value,
                       tile_nest_root)
 from .tile_ir import DYNAMIC, index, mixed, subview
@@ -124,7 +124,7 @@ def epilogue(op) -> tuple:
     if activation is None:
         return "none", None, None
     clip = [checked_attr(operation, name, ir.FloatAttr, lambda value: value == value,
-                         "a float") for name in ("npu.clip_min", "npu.clip_max")]
+                         "a float") for name in CLIP_ATTRS]
     return activation, clip[0], clip[1]
 
 

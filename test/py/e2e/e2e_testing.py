@@ -3,11 +3,14 @@ atvoss_mlir.compile, simulated, and compared with onnxruntime."""
 
 from __future__ import annotations
 
+import importlib
 import os
+import sys
 
 import numpy as np
 
 import atvoss_mlir
+from atvoss_mlir import layout_choice
 from onnx_testing import reference
 
 REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir,
@@ -38,3 +41,19 @@ def compile_and_check(onnx_model, feeds: dict, target=DEFAULT_TARGET, rtol=1e-4,
         if got.size:
             largest = max(largest, float(np.abs(got.astype(np.float64) - want).max()))
     return compiled, largest
+
+
+def bench_module(name: str):
+    """A module of the repository's bench/ directory (the model zoo)."""
+    sys.path.insert(0, os.path.join(REPOSITORY, "bench"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.pop(0)
+
+
+def without_pass(monkeypatch, argument: str) -> None:
+    """Compile with the named pipeline less the pass `argument` from now on."""
+    pipeline = layout_choice.named_pipeline(layout_choice.PIPELINE).replace(f"{argument},", "")
+    assert argument not in pipeline, argument
+    monkeypatch.setattr(layout_choice, "named_pipeline", lambda name: pipeline)

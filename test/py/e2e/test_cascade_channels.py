@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 import atvoss_mlir
-from atvoss_mlir import layout_choice
-from e2e_testing import compile_and_check
+from e2e_testing import compile_and_check, without_pass
 from test_cascade_rows import inverted_residual
 
 GROUPS = "groups of"
@@ -87,9 +86,7 @@ def test_other_bottlenecks_match_onnxruntime(shape):
 def test_groups_take_fewer_cycles_than_the_block_whole(monkeypatch):
     cascaded = atvoss_mlir.compile(bottleneck(), "npu")
     cascaded.run(timing_only=True)
-    whole_pipeline = layout_choice.named_pipeline(layout_choice.PIPELINE) \
-        .replace("npu-cascade-channels,", "")
-    monkeypatch.setattr(layout_choice, "named_pipeline", lambda name: whole_pipeline)
+    without_pass(monkeypatch, "npu-cascade-channels")
     whole = atvoss_mlir.compile(bottleneck(), "npu")
     whole.run(timing_only=True)
     assert grouped(cascaded) and not grouped(whole)

@@ -9,16 +9,12 @@ than the same chain run whole (-fusion=1 keeps it whole)."""
 
 from __future__ import annotations
 
-import os
-import sys
-
 import numpy as np
 import pytest
 from onnx import helper
 
 import atvoss_mlir
-from atvoss_mlir import layout_choice
-from e2e_testing import compile_and_check
+from e2e_testing import bench_module, compile_and_check, without_pass
 from onnx_testing import model
 
 CASCADED = "cascaded"
@@ -106,13 +102,6 @@ def test_chain_left_whole_says_why():
                for r in compiled.remarks), [r.message for r in compiled.remarks]
 
 
-def without_cascades(monkeypatch):
-    """Compile with the named pipeline less npu-cascade-rows from now on."""
-    whole_pipeline = layout_choice.named_pipeline(layout_choice.PIPELINE) \
-        .replace("npu-cascade-rows,", "")
-    monkeypatch.setattr(layout_choice, "named_pipeline", lambda name: whole_pipeline)
-
-
 def test_pipelined_strips_when_no_plain_cascade_pays(monkeypatch):
     """With the output-stationary dataflow forced, no strip height saves 10%
     with the strips one after another, but pipelined (the expand conv of the
@@ -122,7 +111,7 @@ def test_pipelined_strips_when_no_plain_cascade_pays(monkeypatch):
     cascaded, _ = compile_and_check(inverted_residual(), feeds(16, 56), target,
                                     rtol=1e-5, atol=1e-5)
     assert cascades(cascaded) and "pipelined" in cascades(cascaded)[0]
-    without_cascades(monkeypatch)
+    without_pass(monkeypatch, "npu-cascade-rows")
     whole = atvoss_mlir.compile(inverted_residual(), target)
     whole.run(timing_only=True)
     assert cascaded.report["total_cycles"] < 0.8 * whole.report["total_cycles"], \
@@ -165,12 +154,7 @@ def test_stem_strips_write_into_the_dense_block():
     is itself a slice of the next one's; each strip's pool starts from -inf in
     that slice (the fill folded into the op), so none runs on the fallback
     engine, and the network matches onnxruntime."""
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "bench"))
-    try:
-        import zoo
-    finally:
-        sys.path.pop(0)
-    densenet = zoo.densenet121(blocks=(2, 2), image=224, classes=10)
+    densenet = bench_module("zoo").densenet121(blocks=(2, 2), image=224, classes=10)
     feed = {"input": np.random.default_rng(4).standard_normal((1, 3, 224, 224))
             .astype(np.float32)}
     compiled, _ = compile_and_check(densenet, feed, "npu", rtol=1e-4, atol=1e-4)

@@ -18,7 +18,7 @@ import pytest
 from onnx import helper
 
 import atvoss_mlir
-from e2e_testing import EXAMPLES, compile_and_check
+from e2e_testing import EXAMPLES, bench_module, compile_and_check
 from onnx_testing import model, randn
 
 TIGHT = {"rtol": 2e-6, "atol": 4e-6}
@@ -112,14 +112,8 @@ def test_buffer_plan_gives_a_kept_tensors_space_to_smaller_ones_that_save_more(m
     matches onnxruntime. (At 128 KiB, since a concatenation's pieces are
     computed in it, the exchanges the estimate takes there lose 0.3%: what
     the passes after the plan make of it is not in the estimate.)"""
-    import sys
-    sys.path.insert(0, os.path.join(os.path.dirname(EXAMPLES), "bench"))
-    try:
-        import zoo
-    finally:
-        sys.path.pop(0)
     from atvoss_mlir.passes.npu_keep_in_sram import Plan
-    shufflenet = zoo.shufflenet(image=64, classes=10)
+    shufflenet = bench_module("zoo").shufflenet(image=64, classes=10)
     target = "npu -max-sram-bytes=126976"
     compiled, _ = compile_and_check(shufflenet, {"input": randn(1, 3, 64, 64, seed=5)}, target)
     exchanged = [remark.message for remark in compiled.remarks
