@@ -1,8 +1,8 @@
 """The chains npu-cascade-rows runs in strips of rows: their members (window
-ops on static NHWC tensors, the paddings between them, a transpose into NHWC
-heading a chain, a last op accumulating onto a skip) and how a member's
-output rows map to the rows of its input; and the copies of ops at a part of
-their shape that both cascades (rows and channels) make."""
+ops on static NHWC tensors, the paddings between them, elementwise ops, a
+transpose into NHWC heading a chain, a last op accumulating onto a skip) and
+how a member's output rows map to the rows of its input; and the copies of
+ops at a part of their shape that both cascades (rows and channels) make."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from mlir import ir
 from ..frontend.builders import element_of, extract_slice, shape_of, tensor_type
 from ..machine_model import element_bytes
 from ..recipes.ir_queries import RESIDUAL_START_ATTR, ints, optional_attr
+from ..recipes.problem import Unsupported
+from ..recipes.vector_body import body_program
 from .npu_keep_in_sram import name_of
 from .npu_select_conv_strategy import tensor_shape
 
@@ -46,6 +48,17 @@ class Member:
     @property
     def is_pad(self) -> bool:
         return self.op.name == "tensor.pad"
+
+    @property
+    def is_elementwise(self) -> bool:
+        return self.op.name == "linalg.generic"
+
+    @property
+    def writes_over_source(self) -> bool:
+        """Whether the op may write its result over its source, which nothing
+        reads after it in a strip (npu-reuse-dead-inputs): an elementwise op
+        keeping the element type."""
+        return self.is_elementwise and element_of(self.source) == element_of(self.op.results[0])
 
     def input_rows(self, first: int, last: int) -> tuple[int, int]:
         """The rows of the op's input that its output rows [first, last) read
@@ -100,11 +113,60 @@ def skip_of(op) -> ir.Value | None:
         else None
 
 
+def rows_elementwise(op) -> bool:
+    """Whether `op` is an elementwise linalg.generic a strip can run on its
+    rows alone: all loops parallel, input 0 and the output indexed alike
+    (identity), every other input the same tensor or indexed without the
+    rows (a per-channel scale, bias or gate), and a body the vector unit runs.
+    Not a residual start (the initial value a conv accumulates onto), nor an
+    op only a conv or pool reads, unpadded: that one folds into the reader's
+    input loads as a prologue (recipes/prologue.py), where it costs no op."""
+    if op.name != "linalg.generic" or len(op.results) != 1 \
+            or RESIDUAL_START_ATTR in op.attributes:
+        return False
+    reader = sole_reader(op.results[0])
+    if reader is not None and reader.name in WINDOW_OPS and reader.operands[0] == op.results[0]:
+        return False
+    iterators = [str(ir.Attribute(kind)) for kind in ir.ArrayAttr(op.attributes["iterator_types"])]
+    if any("parallel" not in kind for kind in iterators):
+        return False
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    identity = ir.AffineMap.get_identity(4)
+    if maps[0] != identity or maps[-1] != identity:
+        return False
+    source = op.operands[0]
+    for value, affine_map in zip(list(op.operands)[1:-1], maps[1:-1]):
+        if value == source and affine_map == identity:
+            continue
+        if not _broadcast_over_rows(affine_map):
+            return False
+    try:
+        body_program(op.regions[0].blocks[0], len(op.operands) - 1)
+    except Unsupported:
+        return False
+    return True
+
+
+def _broadcast_over_rows(affine_map: ir.AffineMap) -> bool:
+    """Whether the map indexes its operand by loops other than the rows (dim 1)
+    or constants only: every strip reads that operand whole."""
+    return all(isinstance(expr, ir.AffineConstantExpr)
+               or (isinstance(expr, ir.AffineDimExpr) and expr.position != 1)
+               for expr in affine_map.results)
+
+
+def sole_reader(value: ir.Value):
+    """The one op reading `value` (possibly as several operands), else None."""
+    readers = {use.owner.operation for use in value.uses}
+    return next(iter(readers)) if len(readers) == 1 else None
+
+
 def member_of(op) -> Member | None:
     """`op` as a chain member: a window op on static NHWC tensors making its own
-    initial value, a tensor.pad of rows and columns, or a transpose into NHWC
-    that keeps the batch dim (the model's NCHW input: its strips transpose
-    rows of it in SRAM)."""
+    initial value, a tensor.pad of rows and columns, an elementwise op on rows
+    (rows_elementwise) making its own output, or a transpose into NHWC that
+    keeps the batch dim (the model's NCHW input: its strips transpose rows of
+    it in SRAM)."""
     if len(op.results) != 1 or not len(op.operands) or not _static_nhwc(op.results[0]) \
             or not _static_nhwc(op.operands[0]):
         return None
@@ -115,6 +177,8 @@ def member_of(op) -> Member | None:
         stride = ints(optional_attr(op, "strides"), [1, 1])[0]
         kernel = shape_of(op.operands[1])[0]
         return Member(op, kernel=(kernel - 1) * dilation + 1, stride=stride)
+    if rows_elementwise(op) and _remakeable_init(op):
+        return Member(op)
     if op.name == "linalg.transpose" and _remakeable_init(op):
         permutation = ints(op.attributes["permutation"], [])
         if permutation[0] == 0:
@@ -150,7 +214,7 @@ def chain_ending_at(last, claimed: set) -> list[Member]:
     while not chain[-1].is_transpose:   # a transpose's source rows are another dim
         producer = producer_of(chain[-1].source)
         if producer is None or producer in claimed \
-                or len(list(producer.results[0].uses)) != 1:
+                or sole_reader(producer.results[0]) is None:
             break
         member = member_of(producer)
         if member is None:

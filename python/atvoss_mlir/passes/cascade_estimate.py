@@ -11,6 +11,8 @@ from mlir import ir
 
 from ..frontend.builders import shape_of
 from ..machine_model import gemm_cycles, type_bytes, vector_cycles
+from ..recipes.elementwise import step_cycles
+from ..recipes.vector_body import body_program
 from .cascade_chains import Member, producer_is_pad, skip_of, tensor_bytes
 
 # The most strips a chain is cut into.
@@ -46,6 +48,9 @@ def compute_cycles(member: Member, rows: int, target) -> int:
     n, _, width, channels = shape_of(op.results[0])
     if member.is_transpose:
         return vector_cycles(n * rows * width * channels, target)
+    if member.is_elementwise:
+        steps = body_program(op.regions[0].blocks[0], len(op.operands) - 1)
+        return step_cycles(steps, n * rows * width * channels, target)
     if op.name == "linalg.conv_2d_nhwc_hwcf":
         kh, kw, cin, _ = shape_of(op.operands[1])
         return gemm_cycles(n * rows * width, channels, kh * kw * cin, target)
@@ -204,10 +209,12 @@ def evaluate(members: list, rows: int, target, lead: int = 0) -> Plan | None:
                 after = strips[number + 1][i]
                 following = after[2] - after[0]
             halos = tensor_bytes(member.op.results[0], held + following)
-            # Its input and output kept in SRAM, and its weights beside them.
+            # Its input and output kept in SRAM, and its weights beside them
+            # (an elementwise op writes over its input, which nothing reads
+            # after it: npu-reuse-dead-inputs).
             live = (out + halos if i else 0) + weight_bytes(member) + (
-                inputs if i + 1 < count and not member.is_pad else 0) + (
-                ahead if in_rest else 0)
+                inputs if i + 1 < count and not (member.is_pad or member.writes_over_source)
+                else 0) + (ahead if in_rest else 0)
             if live > (PIPELINE_SHARE * target.max_sram_bytes if ahead else share):
                 return None
             if member.is_pad:

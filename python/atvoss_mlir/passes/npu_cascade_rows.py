@@ -4,7 +4,8 @@ Runs on tensors, at -fusion=2, before npu-select-conv-strategy. A tensor
 between two ops that the buffer plan cannot keep in SRAM goes through DRAM:
 its producer writes it whole, its reader reads it back whole. When the ops of
 a chain are row-local (convolutions, depthwise convolutions, pools and their
-paddings, on NHWC tensors), the chain can run strip by strip instead: R rows
+paddings, and elementwise ops between them, such as a swish, on NHWC
+tensors), the chain can run strip by strip instead: R rows
 of the last op's result need a window of rows of each op before it (a k-row
 kernel at stride s reads (R - 1) * s + k rows), computed for that strip alone.
 The tensors of a strip are small enough for the buffer plan (npu-keep-in-sram)
@@ -198,7 +199,11 @@ def _op_at_rows(op, value, shape, anchor, into: ir.Value | None, first: int) -> 
     input rows in `value`, starting from its initial value made again at that
     shape (writing into `into` when given)."""
     init = _init_at_shape(producer_of(init_of(op)), shape, anchor, into, first)
-    return copy_at_shape(op, {0: value, len(op.operands) - 1: init}, shape, anchor).results[0]
+    last = len(op.operands) - 1
+    # An elementwise op may read its source as several operands (x * sigmoid(x)).
+    operands = {index: value for index in range(last) if op.operands[index] == op.operands[0]}
+    operands[last] = init
+    return copy_at_shape(op, operands, shape, anchor).results[0]
 
 
 def _strip_buffer(member: Member, rows: tuple, pad: Member | None, pad_rows, anchor):
@@ -348,7 +353,7 @@ class NpuCascadeRows(ModulePass):
         if producer is None or producer in seen or member_of(producer) is None \
                 or tensor_bytes(producer.results[0]) <= context.target.max_sram_bytes * STRIP_SHARE:
             return
-        readers = len(list(producer.results[0].uses))
+        readers = len({use.owner.operation for use in producer.results[0].uses})
         if readers < 2:
             return
         seen.add(producer)

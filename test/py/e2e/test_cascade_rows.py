@@ -313,3 +313,40 @@ def test_prologue_constants_are_freed_with_their_op(seed):
                                     rtol=1e-4, atol=1e-4)
     assert any("as a prologue" in r.message for r in compiled.remarks), \
         [r.message for r in compiled.remarks]
+
+
+def swish_block(size: int = 56, channels: int = 16, expanded: int = 96):
+    """EfficientNet's MBConv without its squeeze-excitation: expand 1x1, batch
+    norm and swish (x * sigmoid(x)), depthwise 3x3, batch norm and swish,
+    project 1x1. The swish is not an epilogue the matrix unit applies."""
+    rng = np.random.default_rng(15)
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["e"]),
+             helper.make_node("BatchNormalization", ["e", "g1", "b1", "m1", "v1"], ["n"]),
+             helper.make_node("Sigmoid", ["n"], ["ns"]),
+             helper.make_node("Mul", ["n", "ns"], ["a"]),
+             helper.make_node("Conv", ["a", "wd"], ["d"], group=expanded, pads=[1, 1, 1, 1]),
+             helper.make_node("Sigmoid", ["d"], ["ds"]),
+             helper.make_node("Mul", ["d", "ds"], ["da"]),
+             helper.make_node("Conv", ["da", "w2"], ["y"])]
+    return model(nodes, {"x": [1, channels, size, size]}, {"y": [1, channels, size, size]},
+                 {"w1": weight(rng, expanded, channels, 1, 1),
+                  "g1": 1 + 0.1 * weight(rng, expanded), "b1": weight(rng, expanded),
+                  "m1": 0.1 * weight(rng, expanded),
+                  "v1": (1 + rng.random(expanded)).astype(np.float32),
+                  "wd": weight(rng, expanded, 1, 3, 3),
+                  "w2": weight(rng, channels, expanded, 1, 1)})
+
+
+@pytest.mark.parametrize("target", ["npu", "npu -pipeline-stages=1", "npu -layout-pref=auto"])
+def test_elementwise_ops_between_convs_run_in_the_strips(target):
+    """The swish after the expand conv (batch norm, sigmoid and multiply, one
+    elementwise op 'Mul_3') is a member of a chain with it: each strip computes
+    it on its rows in SRAM, the results are the model's, and the 1.2 MB tensor
+    the expand conv makes never goes to DRAM."""
+    compiled, _ = compile_and_check(swish_block(), feeds(16, 56), target, rtol=1e-5, atol=1e-5)
+    assert any("'Conv_0', 'Mul_3'" in message for message in cascades(compiled)), \
+        [r.message for r in compiled.remarks]
+    if target == "npu":
+        whole, _ = compile_and_check(swish_block(), feeds(16, 56), "npu -fusion=1",
+                                     rtol=1e-5, atol=1e-5)
+        assert dram_bytes(compiled) < dram_bytes(whole) - 2 * 56 * 56 * 96 * 4
