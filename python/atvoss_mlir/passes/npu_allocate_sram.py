@@ -5,6 +5,16 @@ block holding the alloc). Offsets are assigned in program order, first fit,
 aligned to target.sram-alignment: a buffer takes the lowest aligned offset that
 no live buffer occupies, so the space of dead buffers is reused. A buffer that
 does not fit is an error at its alloc naming the live set and the budget.
+
+A dealloc does not wait for the compute engines: the ops issued before it may
+still read or write the buffer. The compute engines run their ops in order,
+so an op of theirs may take the space at once; a DMA does not wait for them.
+So a buffer a DMA writes (a load's destination) does not take space a buffer
+freed since the last barrier on the compute engines had (a weight load moved
+ahead of that barrier by npu-prefetch-weights would overwrite a constant
+still being filled): it goes to the lowest offset clear of both, when that is
+below the tensors npu-keep-in-sram keeps in SRAM while it lives (their plan
+sized the tiles); else a barrier on the compute engines goes before its alloc.
 """
 
 from __future__ import annotations
@@ -15,7 +25,9 @@ from mlir import ir
 
 from ..machine_model import first_fit, type_bytes
 from ..recipes.problem import RESIDENT_ATTR
+from ..dialects import npu
 from . import ModulePass, PassContext
+from .npu_verify_common import VIEW_OPS
 
 
 def buffer_bytes(alloc) -> int | None:
@@ -41,11 +53,23 @@ class FirstFit:
         self.capacity = capacity
         self.alignment = alignment
         self.live: dict = {}  # alloc result -> Placement
+        # Freed since the last barrier on the compute engines, which may still use them.
+        self.busy: list[Placement] = []
 
-    def place(self, size: int) -> int | None:
-        offset = first_fit([(p.offset, p.size) for p in self.live.values()], size,
-                           self.alignment)
+    def place(self, size: int, avoid_busy: bool = False) -> int | None:
+        taken = list(self.live.values()) + (self.busy if avoid_busy else [])
+        offset = first_fit([(p.offset, p.size) for p in taken], size, self.alignment)
         return offset if offset + size <= self.capacity else None
+
+    def still_used(self, offset: int, size: int) -> bool:
+        """Whether [offset, offset + size) overlaps a buffer freed since the last
+        barrier on the compute engines."""
+        return any(offset < p.offset + p.size and p.offset < offset + size for p in self.busy)
+
+    def release(self, buffer) -> None:
+        placement = self.live.pop(buffer, None)
+        if placement is not None:
+            self.busy.append(placement)
 
     def free(self, offset: int, size: int) -> bool:
         return offset % self.alignment == 0 and offset + size <= self.capacity and all(
@@ -64,38 +88,87 @@ class NpuAllocateSram(ModulePass):
 
     def run(self, module: ir.Operation, context: PassContext) -> None:
         with module.context:
-            target = context.target
             for function in module.regions[0].blocks[0].operations:
                 for region in function.regions:
                     for block in region.blocks:
-                        self.visit(block, FirstFit(target.max_sram_bytes, target.sram_alignment),
-                                   context)
+                        place_block(block, context.target, context.diagnostics.error)
 
-    def visit(self, block: ir.Block, allocator: FirstFit, context: PassContext) -> bool:
-        return place_buffers(block, allocator, context.diagnostics.error) is None
+
+# How many moves place_block undoes one at a time before it undoes them all.
+MOVES_UNDONE = 3
+
+
+def _silent(location, message) -> None:
+    pass
+
+
+def place_block(block: ir.Block, target, error) -> ir.Operation | None:
+    """Place the block's buffers (place_buffers). A DMA's buffer moved clear of
+    space the compute engines may still use can leave a later buffer no room:
+    then the last move before it waits for the compute engines instead, and
+    after MOVES_UNDONE such tries every move before it, until all fit (with
+    no move left, the offsets are those of first fit alone, which
+    first_unplaced found to fit)."""
+    barriers = set()   # allocs that wait for the compute engines rather than move
+    tries = 0
+    listed = {}        # block -> its ops, listed once for all tries
+    while True:
+        moved = []
+        allocator = FirstFit(target.max_sram_bytes, target.sram_alignment)
+        failed = place_buffers(block, allocator, _silent, False, barriers, moved, listed)
+        if failed is None or not moved:
+            break
+        tries += 1
+        barriers.update(moved[-1:] if tries <= MOVES_UNDONE else moved)
+    return place_buffers(block, FirstFit(target.max_sram_bytes, target.sram_alignment), error,
+                         True, barriers, None, listed)
 
 
 def first_unplaced(block: ir.Block, target) -> ir.Operation | None:
-    """The first npu.alloc of the block that would not fit, placed as this pass
-    places them (None: all fit); nothing is assigned, nothing reported."""
+    """The first npu.alloc of the block that would not fit, placed by first fit
+    alone (None: all fit; then this pass places them all, moving buffers or
+    not); nothing is assigned, nothing reported."""
     return place_buffers(block, FirstFit(target.max_sram_bytes, target.sram_alignment),
-                         lambda location, message: None, assign=False)
+                         _silent, False, None)
 
 
-def place_buffers(block: ir.Block, allocator: FirstFit, error,
-                  assign: bool = True) -> ir.Operation | None:
+def place_buffers(block: ir.Block, allocator: FirstFit, error, assign: bool = True,
+                  barriers: frozenset | None = frozenset(), moved: list | None = None,
+                  listed: dict | None = None) -> ir.Operation | None:
     """Give every npu.alloc of the block (and of the blocks nested in it) its
     offset (only find them, when not `assign`); the alloc that does not fit,
-    after `error(location, message)`, or None."""
+    after `error(location, message)`, or None. A buffer a DMA writes where
+    one freed since the last barrier on the compute engines was moves clear
+    of it below the tensors kept in SRAM (recorded in `moved`), unless its
+    alloc is in `barriers` (None: every alloc) or it fits nowhere else: then
+    a barrier on the compute engines goes before it (when `assign`)."""
     opened = []
-    for op in block.operations:
-        op = op.operation
+    listed = {} if listed is None else listed
+    if block not in listed:
+        listed[block] = [op.operation for op in block.operations]
+    ops = listed[block]
+    for index, op in enumerate(ops):
         if op.name == "npu.alloc":
             size = buffer_bytes(op)
             if size is None:
                 error(op.location, "'npu.alloc' op needs a static shape to be placed in SRAM")
                 return op
             offset = resident_offset(op)
+            placed = offset if offset is not None else allocator.place(size)
+            if placed is not None and allocator.still_used(placed, size) \
+                    and _written_by_dma(op.results[0]):
+                clear = allocator.place(size, avoid_busy=True) \
+                    if offset is None and barriers is not None and op not in barriers else None
+                if clear is not None and clear + size <= _resident_floor(ops, index, allocator):
+                    placed = clear
+                    if moved is not None:
+                        moved.append(op)
+                else:
+                    # Space the compute engines may still use: wait for them.
+                    if assign:
+                        with op.context, op.location, ir.InsertionPoint(op):
+                            npu.BarrierOp(engines=ir.StringAttr.get("compute"))
+                    allocator.busy.clear()
             if offset is not None:
                 # Placed by npu-keep-in-sram, whose plan the ops' tiles were sized by.
                 if not allocator.free(offset, size):
@@ -104,7 +177,7 @@ def place_buffers(block: ir.Block, allocator: FirstFit, error,
                                        f"{allocator.capacity} B")
                     return op
             else:
-                offset = allocator.place(size)
+                offset = placed
             if offset is None:
                 error(op.location, f"'npu.alloc' op working set {allocator.live_bytes + size} B "
                                    f"exceeds SRAM budget {allocator.capacity} B "
@@ -118,12 +191,48 @@ def place_buffers(block: ir.Block, allocator: FirstFit, error,
             allocator.live[op.results[0]] = Placement(op, offset, size)
             opened.append(op.results[0])
         elif op.name == "npu.dealloc":
-            allocator.live.pop(op.operands[0], None)
+            allocator.release(op.operands[0])
+        elif op.name == "npu.barrier" and _waits_for_compute(op):
+            allocator.busy.clear()
         for region in op.regions:
             for nested in region.blocks:
-                failed = place_buffers(nested, allocator, error, assign)
+                failed = place_buffers(nested, allocator, error, assign, barriers, moved, listed)
                 if failed is not None:
                     return failed
     for buffer in opened:  # lifetime ends with the block
-        allocator.live.pop(buffer, None)
+        allocator.release(buffer)
     return None
+
+
+def _resident_floor(ops: list, index: int, allocator: FirstFit) -> int:
+    """The lowest offset of a tensor kept in SRAM live beside the buffer that
+    ops[index] allocates: now, or allocated before its dealloc (the end of
+    its block without one)."""
+    floor = min([allocator.capacity] + [
+        p.offset for p in allocator.live.values() if resident_offset(p.alloc) is not None])
+    buffer = ops[index].results[0]
+    for op in ops[index + 1:]:
+        if op.name == "npu.dealloc" and op.operands[0] == buffer:
+            break
+        if op.name == "npu.alloc" and resident_offset(op) is not None:
+            floor = min(floor, resident_offset(op))
+    return floor
+
+
+def _written_by_dma(buffer: ir.Value) -> bool:
+    """Whether an npu.dma_load writes the buffer (or a view of it)."""
+    pending = [buffer]
+    while pending:
+        for use in pending.pop().uses:
+            user = use.owner
+            if user.name == "npu.dma_load" and use.operand_number == 1:
+                return True
+            if user.name in VIEW_OPS:
+                pending.extend(user.results)
+    return False
+
+
+def _waits_for_compute(barrier) -> bool:
+    """Whether the barrier waits for every compute engine (engines all or compute)."""
+    engines = barrier.attributes["engines"] if "engines" in barrier.attributes else None
+    return engines is None or ir.StringAttr(engines).value in ("all", "compute")

@@ -39,3 +39,66 @@ func.func @alloc$loop_body(%n: index) {
   %c = "npu.alloc"() : () -> memref<32xf32, 1>
   return
 }
+
+// -----
+
+// A dealloc does not wait for the compute engines: the fill of %a may still
+// run when the DMA into %w starts (DMA engines do not wait for compute). So a
+// buffer a DMA writes does not take the space of one freed since the last
+// barrier on the compute engines: %w goes above %a's space. An op on the
+// compute engines (the fill of %c) runs after the fill of %a and may take it;
+// after a barrier, a DMA may too.
+
+// CHECK-LABEL: func.func @alloc$dma_after_compute
+// CHECK:         "npu.alloc"() {offset = 0 : i64} : () -> memref<16xf32, 1>
+// CHECK:         "npu.dealloc"
+// CHECK:         "npu.alloc"() {offset = 64 : i64} : () -> memref<16xf32, 1>
+// CHECK-NEXT:    "npu.dma_load"
+// CHECK:         "npu.alloc"() {offset = 0 : i64} : () -> memref<16xf32, 1>
+// CHECK-NEXT:    "npu.fill"
+// CHECK:         "npu.barrier"() {engines = "compute"}
+// CHECK:         "npu.alloc"() {offset = 0 : i64} : () -> memref<16xf32, 1>
+// CHECK-NEXT:    "npu.dma_load"
+func.func @alloc$dma_after_compute(%x: memref<16xf32>) {
+  %a = "npu.alloc"() : () -> memref<16xf32, 1>
+  "npu.fill"(%a) {value = 1.0 : f64} : (memref<16xf32, 1>) -> ()
+  "npu.dealloc"(%a) : (memref<16xf32, 1>) -> ()
+  %w = "npu.alloc"() : () -> memref<16xf32, 1>
+  %t = "npu.dma_load"(%x, %w) {channel = 0 : i64} : (memref<16xf32>, memref<16xf32, 1>) -> !npu.token
+  %c = "npu.alloc"() : () -> memref<16xf32, 1>
+  "npu.fill"(%c) {value = 2.0 : f64} : (memref<16xf32, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  "npu.dealloc"(%c) : (memref<16xf32, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  %v = "npu.alloc"() : () -> memref<16xf32, 1>
+  %u = "npu.dma_load"(%x, %v) {channel = 1 : i64} : (memref<16xf32>, memref<16xf32, 1>) -> !npu.token
+  "npu.wait"(%t, %u) : (!npu.token, !npu.token) -> ()
+  "npu.dealloc"(%w) : (memref<16xf32, 1>) -> ()
+  "npu.dealloc"(%v) : (memref<16xf32, 1>) -> ()
+  return
+}
+
+// -----
+
+// The only space clear of the freed buffer is where npu-keep-in-sram keeps a
+// tensor (offset 64, allocated while %w lives): a barrier on the compute
+// engines goes before %w's alloc, which then takes the freed space.
+
+// CHECK-LABEL: func.func @alloc$dma_waits_for_compute
+// CHECK:         "npu.alloc"() {offset = 0 : i64} : () -> memref<16xf32, 1>
+// CHECK:         "npu.dealloc"
+// CHECK-NEXT:    "npu.barrier"() {engines = "compute"}
+// CHECK-NEXT:    "npu.alloc"() {offset = 0 : i64} : () -> memref<16xf32, 1>
+// CHECK-NEXT:    "npu.dma_load"
+func.func @alloc$dma_waits_for_compute(%x: memref<16xf32>) {
+  %a = "npu.alloc"() : () -> memref<16xf32, 1>
+  "npu.fill"(%a) {value = 1.0 : f64} : (memref<16xf32, 1>) -> ()
+  "npu.dealloc"(%a) : (memref<16xf32, 1>) -> ()
+  %w = "npu.alloc"() : () -> memref<16xf32, 1>
+  %t = "npu.dma_load"(%x, %w) {channel = 0 : i64} : (memref<16xf32>, memref<16xf32, 1>) -> !npu.token
+  %k = "npu.alloc"() {npu.resident, offset = 64 : i64} : () -> memref<16xf32, 1>
+  "npu.wait"(%t) : (!npu.token) -> ()
+  "npu.dealloc"(%k) : (memref<16xf32, 1>) -> ()
+  "npu.dealloc"(%w) : (memref<16xf32, 1>) -> ()
+  return
+}
