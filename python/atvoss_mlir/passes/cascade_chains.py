@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from ..frontend.builders import element_of, extract_slice, shape_of, tensor_type
+from ..frontend.builders import element_of, extract_slice, is_float, shape_of, tensor_type
 from ..machine_model import element_bytes
 from ..recipes.ir_queries import RESIDUAL_START_ATTR, ints, optional_attr
 from ..recipes.problem import Unsupported
@@ -53,12 +53,6 @@ class Member:
     def is_elementwise(self) -> bool:
         return self.op.name == "linalg.generic"
 
-    @property
-    def writes_over_source(self) -> bool:
-        """Whether the op may write its result over its source, which nothing
-        reads after it in a strip (npu-reuse-dead-inputs): an elementwise op
-        keeping the element type."""
-        return self.is_elementwise and element_of(self.source) == element_of(self.op.results[0])
 
     def input_rows(self, first: int, last: int) -> tuple[int, int]:
         """The rows of the op's input that its output rows [first, last) read
@@ -117,12 +111,16 @@ def rows_elementwise(op) -> bool:
     """Whether `op` is an elementwise linalg.generic a strip can run on its
     rows alone: all loops parallel, input 0 and the output indexed alike
     (identity), every other input the same tensor or indexed without the
-    rows (a per-channel scale, bias or gate), and a body the vector unit runs.
-    Not a residual start (the initial value a conv accumulates onto), nor an
+    rows (a per-channel scale, bias or gate), and a body the vector unit runs
+    on the float type of input 0 and the output. Not a quantization step (a
+    type change the int8 passes match whole), nor a residual start (the
+    initial value a conv accumulates onto), nor an
     op only a conv or pool reads, unpadded: that one folds into the reader's
     input loads as a prologue (recipes/prologue.py), where it costs no op."""
     if op.name != "linalg.generic" or len(op.results) != 1 \
-            or RESIDUAL_START_ATTR in op.attributes:
+            or RESIDUAL_START_ATTR in op.attributes \
+            or element_of(op.operands[0]) != element_of(op.results[0]) \
+            or not is_float(element_of(op.results[0])):
         return False
     reader = sole_reader(op.results[0])
     if reader is not None and reader.name in WINDOW_OPS and reader.operands[0] == op.results[0]:

@@ -210,10 +210,10 @@ def evaluate(members: list, rows: int, target, lead: int = 0) -> Plan | None:
                 following = after[2] - after[0]
             halos = tensor_bytes(member.op.results[0], held + following)
             # Its input and output kept in SRAM, and its weights beside them
-            # (an elementwise op writes over its input, which nothing reads
-            # after it: npu-reuse-dead-inputs).
+            # (an elementwise op writes over its input, of its element type,
+            # which nothing reads after it: npu-reuse-dead-inputs).
             live = (out + halos if i else 0) + weight_bytes(member) + (
-                inputs if i + 1 < count and not (member.is_pad or member.writes_over_source)
+                inputs if i + 1 < count and not (member.is_pad or member.is_elementwise)
                 else 0) + (ahead if in_rest else 0)
             if live > (PIPELINE_SHARE * target.max_sram_bytes if ahead else share):
                 return None
