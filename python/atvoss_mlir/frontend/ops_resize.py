@@ -5,7 +5,9 @@ from the mode (nearest, linear, cubic, antialias), the coordinate
 transformation and the nearest-rounding rule. The IR applies each W as a
 matrix product along its axis (a `linalg.matmul`, so it runs on the matrix
 unit); tf_crop_and_resize adds its extrapolation value where the source
-coordinate falls outside the input."""
+coordinate falls outside the input. Where W only repeats each input k times
+(nearest, an integer scale: a 2x upsample), the axes so resized are one
+`linalg.broadcast` instead, a copy on the vector unit."""
 
 from __future__ import annotations
 
@@ -216,20 +218,50 @@ def resize(node):
     options = _options(node)
     scales, sizes, roi = _geometry(node, shape)
     dtype = np.float16 if str(element_type) == "f16" else np.float32
+    resized = []   # (axis, weights, outside) of every axis that changes
     for axis, (scale, size) in enumerate(zip(scales, sizes)):
         if size == shape[axis] and math.isclose(scale, 1.0) and roi[axis] == (0.0, 1.0):
             continue
         if shape[axis] == 0 or size == 0:
             raise node.unsupported(f"{node.op_type} from or to an empty axis")
-        weights, outside = axis_weights(shape[axis], size, scale, options, roi[axis])
+        resized.append((axis, *axis_weights(shape[axis], size, scale, options, roi[axis])))
+    repeats = {axis: len(weights) // len(weights[0]) for axis, weights, outside in resized
+               if outside is None and _repeats(weights)}
+    if repeats:
+        x = _repeat(x, repeats)
+    for axis, weights, outside in resized:
+        if axis in repeats:
+            continue
         x = _along_axis(node, x, axis, weights.astype(dtype), f"weights{axis}")
         if outside is not None and options["extrapolation"] != 0.0:
             fill = np.where(outside, options["extrapolation"], 0.0).astype(dtype)
-            fill = fill.reshape([size] + [1] * (len(shape) - axis - 1))
+            fill = fill.reshape([sizes[axis]] + [1] * (len(shape) - axis - 1))
             x = b.elementwise([x, node.weight(fill, f"extrapolation{axis}")],
                               lambda a: b.add(a[0], a[1]))
-        shape = b.shape_of(x)
     return [x]
+
+
+def _repeats(weights: np.ndarray) -> bool:
+    """Whether the weights take input i for outputs k*i .. k*i + k - 1 (each
+    input repeated k times, a whole k)."""
+    size, length = weights.shape
+    return size % length == 0 and size > length and np.array_equal(
+        weights, np.repeat(np.eye(length, dtype=weights.dtype), size // length, axis=0))
+
+
+def _repeat(x, repeats: dict):
+    """Each element of `x` repeated `repeats[axis]` times along each axis: a
+    unit dim after each such axis broadcast to the count, then merged back."""
+    shape = b.shape_of(x)
+    spread, dims = [], []
+    for axis, length in enumerate(shape):
+        spread.append(length)
+        if axis in repeats:
+            dims.append(len(spread))
+            spread.append(repeats[axis])
+    out = b.result_of(linalg.broadcast(x, outs=[b.empty(spread, b.element_of(x))],
+                                       dimensions=dims))
+    return b.reshape(out, [length * repeats.get(axis, 1) for axis, length in enumerate(shape)])
 
 
 def _along_axis(node, x, axis, weights, suffix):

@@ -255,6 +255,27 @@ def test_trilu_with_a_constant_mask_runs_on_the_vector_unit():
     assert '"npu.select"' in str(compiled.module)
 
 
+@pytest.mark.parametrize("name", ["resize$nearest_floor_opset13-default",
+                                  "resize$opset10_nearest-default",
+                                  "upsample$opset9_nearest-default",
+                                  "upsample$opset7_attribute-default"])
+def test_nearest_resize_by_whole_factors_is_a_copy(name):
+    """Nearest with whole scales repeats each input: a broadcast, copied on the
+    vector unit, with no matrix product of interpolation weights."""
+    onnx_model, feeds, target = CASES[name]
+    compiled, _ = compile_and_check(onnx_model, feeds, target)
+    assert compiled.fallback_ops == []
+    assert '"npu.matmul"' not in str(compiled.module)
+
+
+def test_nearest_resize_by_a_fractional_factor_interpolates_that_axis_alone():
+    """Scales 2 and 1.6 (half_pixel): the rows repeat (a copy), the columns
+    take a matrix product of their weights."""
+    onnx_model, feeds, target = CASES["resize$nearest_half_pixel_up-default"]
+    compiled, _ = compile_and_check(onnx_model, feeds, target)
+    assert str(compiled.module).count('"npu.matmul"') == 1
+
+
 @pytest.mark.parametrize("name", ["elu-default", "selu-default", "celu-default"])
 def test_exponential_linear_units_run_on_the_vector_unit(name):
     """max(x, 0) + alpha * (exp(min(x, 0)) - 1), as the ONNX reference writes ELU:
