@@ -302,12 +302,15 @@ def signature(problem) -> tuple:
     """What a schedule depends on, as a hashable value: the op's name and the
     attributes the search does not write (strides, dilations, strategy,
     epilogue, maps), the problem's loop dims and details, and per operand its
-    memref type (shape, element type, layout) and the region a tile covers."""
+    memref type (shape, element type, layout) and every field of its tile (the
+    region it covers, whether it is resident or a padded interior, ...): two
+    problems alike in all this cost the same, whichever is searched first."""
     op = problem.op
     attributes = tuple(sorted((name, str(op.attributes[name])) for name in op.attributes
                               if name not in SEARCH_ATTRIBUTES))
-    operands = tuple((o.role, str(o.value.type), o.region, o.is_output, o.dropped, o.pad_value,
-                      o.resident)
+    operands = tuple((str(o.value.type),) + tuple(getattr(o, field.name)
+                                                  for field in dataclasses.fields(o)
+                                                  if field.name != "value")
                      for o in problem.operands)
     # Functions among the details (a matrix op's GEMM shape per tile) follow from the rest.
     details = repr({key: value for key, value in problem.details.items() if not callable(value)})
