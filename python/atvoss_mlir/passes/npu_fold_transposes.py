@@ -18,6 +18,10 @@ to DRAM and back once more. It is folded:
 Either way the transposed tensor never exists in DRAM. A transform whose
 neighbours are not elementwise (a conv, a reduction, a reshape, the function's
 arguments and results) stays, with a remark saying why.
+
+A transform that moves only dims of size 1 (a squeeze-excitation's 1xCx1x1
+gate to 1x1x1xC) keeps every element where it is: it becomes a reshape, a view
+of its source, at every level and layout preference.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from .. import machine_model
 from ..recipes.elementwise import broadcast_region, loops_of, permutation_of
 from ..recipes.problem import Unsupported, indexing_maps, input_count
 from ..recipes.vector_body import body_program
+from ..frontend.builders import reshape
 from . import ModulePass, PassContext, erase_if_unused, ops_where, tensor_bytes
 from .npu_propagate_layout import remapped
 
@@ -131,6 +136,17 @@ def fold_into_readers(transpose) -> None:
     erase_if_unused(init)
 
 
+def moves_unit_dims_only(transpose) -> bool:
+    """Whether the transpose keeps the order of the dims larger than 1 (it
+    moves only dims of size 1): the same elements in the same order."""
+    permutation = list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"]))
+    shape = ir.RankedTensorType(transpose.operands[0].type).shape
+    if any(ir.ShapedType.is_dynamic_size(size) for size in shape):
+        return False
+    kept = [d for d in permutation if shape[d] != 1]
+    return kept == sorted(kept)
+
+
 def reads_by_loops(use) -> bool:
     """A use as an elementwise generic's input indexed by the identity or a permutation."""
     reader = use.owner
@@ -174,7 +190,18 @@ class NpuFoldTransposes(ModulePass):
         source, result = transpose.operands[0], transpose.results[0]
         if not isinstance(source.type, ir.RankedTensorType):
             return
+        transpose_location = transpose.location
         what = f"transpose of the {shape_text(source)} tensor"
+        if moves_unit_dims_only(transpose):
+            with transpose.location, ir.InsertionPoint(transpose):
+                view = reshape(source, ir.RankedTensorType(result.type).shape)
+            result.replace_all_uses_with(view)
+            init = transpose.operands[1]
+            transpose.erase()
+            erase_if_unused(init)
+            context.diagnostics.remark(transpose_location, f"{what} is a reshape: it moves only "
+                                                            f"dims of size 1")
+            return
         if target.layout_pref == "NCHW":
             context.diagnostics.remark(transpose.location, f"{what} stays: -layout-pref=NCHW "
                                                            f"keeps tensors between layers NCHW")
