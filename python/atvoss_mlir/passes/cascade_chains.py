@@ -53,7 +53,6 @@ class Member:
     def is_elementwise(self) -> bool:
         return self.op.name == "linalg.generic"
 
-
     def input_rows(self, first: int, last: int) -> tuple[int, int]:
         """The rows of the op's input that its output rows [first, last) read
         (for a pad: those of its source, clipped to it)."""
@@ -114,9 +113,9 @@ def rows_elementwise(op) -> bool:
     rows (a per-channel scale, bias or gate), and a body the vector unit runs
     on the float type of input 0 and the output. Not a quantization step (a
     type change the int8 passes match whole), nor a residual start (the
-    initial value a conv accumulates onto), nor an
-    op only a conv or pool reads, unpadded: that one folds into the reader's
-    input loads as a prologue (recipes/prologue.py), where it costs no op."""
+    initial value a conv accumulates onto), nor an op only a conv or pool
+    reads, unpadded: that one folds into the reader's input loads as a
+    prologue (recipes/prologue.py), where it costs no op."""
     if op.name != "linalg.generic" or len(op.results) != 1 \
             or RESIDUAL_START_ATTR in op.attributes \
             or element_of(op.operands[0]) != element_of(op.results[0]) \

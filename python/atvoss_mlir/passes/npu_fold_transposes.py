@@ -21,7 +21,7 @@ arguments and results) stays, with a remark saying why.
 
 A transform that moves only dims of size 1 (a squeeze-excitation's 1xCx1x1
 gate to 1x1x1xC) keeps every element where it is: it becomes a reshape, a view
-of its source, at every level and layout preference.
+of its source, under any layout preference.
 """
 
 from __future__ import annotations
