@@ -12,6 +12,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, math
 
+from ..limits import format_bytes, format_limit, memory_limit
 from . import builders as b
 from .onnx_importer import ImportFailure, handles
 
@@ -323,18 +324,23 @@ def average_pooled(node, x: ir.Value, exact_division: bool = False) -> ir.Value:
     init = b.fill(0.0, [n, *outputs, c], element_type)
     total = linalg.pooling_nhwc_sum(padded, b.empty(kernel, element_type), outs=[init],
                                     strides=strides, dilations=dilations)
-    # The divisor of each output position is known at import time.
-    mask = np.pad(np.ones((h, w), np.float64), list(zip(low, high)),
-                  constant_values=1.0 if count_pads else 0.0)
-    mask = np.pad(mask, [(0, e) for e in extra])
-    counts = np.zeros(outputs)
-    for i in range(kernel[0]):
-        for j in range(kernel[1]):
-            rows = slice(i * dilations[0], i * dilations[0] + (outputs[0] - 1) * strides[0] + 1,
-                         strides[0])
-            cols = slice(j * dilations[1], j * dilations[1] + (outputs[1] - 1) * strides[1] + 1,
-                         strides[1])
-            counts += mask[rows, cols]
+    # The divisor of each output position is known at import time: the window's
+    # count of counted pixels, the product of its counts along the rows and
+    # along the columns (the counted pixels are a rectangle).
+    if int(np.prod(outputs)) * 8 > memory_limit():
+        raise ImportFailure(f"the divisors of its {'x'.join(map(str, outputs))} outputs "
+                            f"would take {format_bytes(int(np.prod(outputs)) * 8)} while "
+                            f"importing, above the memory limit of "
+                            f"{format_limit(memory_limit())}")
+    per_axis = []
+    for axis, size in enumerate((h, w)):
+        mask = np.pad(np.ones(size, np.float64), (low[axis], high[axis]),
+                      constant_values=1.0 if count_pads else 0.0)
+        mask = np.pad(mask, (0, extra[axis]))
+        last = (outputs[axis] - 1) * strides[axis] + 1
+        per_axis.append(sum(mask[k * dilations[axis]:k * dilations[axis] + last:strides[axis]]
+                            for k in range(kernel[axis])))
+    counts = np.outer(per_axis[0], per_axis[1])
     dtype = np.float16 if isinstance(element_type, ir.F16Type) else np.float32
     if np.all(counts == counts.flat[0]) and not exact_division:  # a scalar in the body
         count = float(counts.flat[0])

@@ -72,6 +72,19 @@ def test_bad_parameters_are_located_errors(op_type, initializers, attributes, ex
     assert f"node 'node0' ({op_type}, opset 19): {expected}" in message
 
 
+def test_average_pool_divisors_over_the_memory_limit_are_refused(monkeypatch):
+    """An average pool whose divisor per output (the padding not counted)
+    would not fit the memory limit while importing is refused at its node, not
+    a MemoryError: the divisors come from the count of counted pixels along
+    the rows times that along the columns, never a table of the padded input."""
+    monkeypatch.setenv("ATVOSS_MEMORY_LIMIT", "600M")
+    message = error_of(one_node("AveragePool", TensorProto.FLOAT16, [1, 1, 1, 100_000_000],
+                                out_type=TensorProto.FLOAT16, kernel_shape=[1, 3],
+                                pads=[0, 1, 0, 1]))
+    assert "node 'node0' (AveragePool, opset 19): the divisors of its 1x100000000 outputs " \
+        "would take 763 MiB while importing, above the memory limit of 600 MiB" in message
+
+
 def test_runtime_scales_of_resize_must_be_constants():
     node = helper.make_node("Resize", ["x", "", "s"], ["y"], name="node0", mode="nearest")
     graph = helper.make_graph([node], "g", [
