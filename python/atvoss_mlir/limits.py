@@ -69,6 +69,8 @@ def op_limit() -> int:
 def format_bytes(count: int) -> str:
     for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if count >= size:
+            if count // size >= 10 ** 300:   # past what a float holds: its power of ten
+                return f"about 10^{len(str(count // size)) - 1} {unit}"
             return f"{count / size:.3g} {unit}"
     return f"{count} B"
 

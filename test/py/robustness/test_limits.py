@@ -94,6 +94,13 @@ def test_byte_counts():
     assert format_bytes(3 * GiB // 2) == "1.5 GiB"
 
 
+def test_byte_counts_past_a_float_are_a_power_of_ten():
+    """A tensor of 2x4x2x4... (a fuzzed ConstantOfShape, 10^330 bytes) was an
+    internal OverflowError in the message refusing it."""
+    assert format_bytes(10 ** 330 * (1 << 40)) == "about 10^330 TiB"
+    assert format_bytes(10 ** 299 * (1 << 40)) == "1e+299 TiB"
+
+
 def test_onnx_range_too_large_refused_before_shape_inference(tmp_path, capsys):
     """ONNX shape inference's data propagation would build the Range's 10^12 values."""
     graph = helper.make_graph(
