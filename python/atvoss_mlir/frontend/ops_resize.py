@@ -225,8 +225,8 @@ def resize(node):
         if shape[axis] == 0 or size == 0:
             raise node.unsupported(f"{node.op_type} from or to an empty axis")
         resized.append((axis, *axis_weights(shape[axis], size, scale, options, roi[axis])))
-    repeats = {axis: len(weights) // len(weights[0]) for axis, weights, outside in resized
-               if outside is None and _repeats(weights)}
+    repeats = {axis: _repeat_count(weights) for axis, weights, outside in resized
+               if outside is None and _repeat_count(weights)}
     if repeats:
         x = _repeat(x, repeats)
     for axis, weights, outside in resized:
@@ -241,12 +241,14 @@ def resize(node):
     return [x]
 
 
-def _repeats(weights: np.ndarray) -> bool:
-    """Whether the weights take input i for outputs k*i .. k*i + k - 1 (each
-    input repeated k times, a whole k)."""
+def _repeat_count(weights: np.ndarray) -> int:
+    """k when the weights take input i for outputs k*i .. k*i + k - 1 (each
+    input repeated a whole k > 1 times), else 0."""
     size, length = weights.shape
-    return size % length == 0 and size > length and np.array_equal(
-        weights, np.repeat(np.eye(length, dtype=weights.dtype), size // length, axis=0))
+    count = size // length
+    repeats = size % length == 0 and count > 1 and np.array_equal(
+        weights, np.repeat(np.eye(length, dtype=weights.dtype), count, axis=0))
+    return count if repeats else 0
 
 
 def _repeat(x, repeats: dict):

@@ -152,9 +152,14 @@ def _broadcast_over_rows(affine_map: ir.AffineMap) -> bool:
                for expr in affine_map.results)
 
 
+def readers_of(value: ir.Value) -> set:
+    """The ops reading `value`, each once (one may read it as several operands)."""
+    return {use.owner.operation for use in value.uses}
+
+
 def sole_reader(value: ir.Value):
-    """The one op reading `value` (possibly as several operands), else None."""
-    readers = {use.owner.operation for use in value.uses}
+    """The one op reading `value`, else None."""
+    readers = readers_of(value)
     return next(iter(readers)) if len(readers) == 1 else None
 
 

@@ -61,10 +61,14 @@ class FirstFit:
         offset = first_fit([(p.offset, p.size) for p in taken], size, self.alignment)
         return offset if offset + size <= self.capacity else None
 
+    @classmethod
+    def of(cls, target) -> "FirstFit":
+        return cls(target.max_sram_bytes, target.sram_alignment)
+
     def still_used(self, offset: int, size: int) -> bool:
         """Whether [offset, offset + size) overlaps a buffer freed since the last
         barrier on the compute engines."""
-        return any(offset < p.offset + p.size and p.offset < offset + size for p in self.busy)
+        return any(_overlap(offset, size, p) for p in self.busy)
 
     def release(self, buffer) -> None:
         placement = self.live.pop(buffer, None)
@@ -72,13 +76,16 @@ class FirstFit:
             self.busy.append(placement)
 
     def free(self, offset: int, size: int) -> bool:
-        return offset % self.alignment == 0 and offset + size <= self.capacity and all(
-            offset + size <= p.offset or p.offset + p.size <= offset
-            for p in self.live.values())
+        return offset % self.alignment == 0 and offset + size <= self.capacity and not any(
+            _overlap(offset, size, p) for p in self.live.values())
 
     @property
     def live_bytes(self) -> int:
         return sum(p.size for p in self.live.values())
+
+
+def _overlap(offset: int, size: int, placement: Placement) -> bool:
+    return offset < placement.offset + placement.size and placement.offset < offset + size
 
 
 @dataclass(frozen=True)
@@ -114,22 +121,20 @@ def place_block(block: ir.Block, target, error) -> ir.Operation | None:
     listed = {}        # block -> its ops, listed once for all tries
     while True:
         moved = []
-        allocator = FirstFit(target.max_sram_bytes, target.sram_alignment)
+        allocator = FirstFit.of(target)
         failed = place_buffers(block, allocator, _silent, False, barriers, moved, listed)
         if failed is None or not moved:
             break
         tries += 1
         barriers.update(moved[-1:] if tries <= MOVES_UNDONE else moved)
-    return place_buffers(block, FirstFit(target.max_sram_bytes, target.sram_alignment), error,
-                         True, barriers, None, listed)
+    return place_buffers(block, FirstFit.of(target), error, True, barriers, None, listed)
 
 
 def first_unplaced(block: ir.Block, target) -> ir.Operation | None:
     """The first npu.alloc of the block that would not fit, placed by first fit
     alone (None: all fit; then this pass places them all, moving buffers or
     not); nothing is assigned, nothing reported."""
-    return place_buffers(block, FirstFit(target.max_sram_bytes, target.sram_alignment),
-                         _silent, False, None)
+    return place_buffers(block, FirstFit.of(target), _silent, False, None)
 
 
 def place_buffers(block: ir.Block, allocator: FirstFit, error, assign: bool = True,
@@ -214,8 +219,9 @@ def _resident_floor(ops: list, index: int, allocator: FirstFit) -> int:
     for op in ops[index + 1:]:
         if op.name == "npu.dealloc" and op.operands[0] == buffer:
             break
-        if op.name == "npu.alloc" and resident_offset(op) is not None:
-            floor = min(floor, resident_offset(op))
+        offset = resident_offset(op) if op.name == "npu.alloc" else None
+        if offset is not None:
+            floor = min(floor, offset)
     return floor
 
 

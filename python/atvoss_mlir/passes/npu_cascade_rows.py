@@ -47,7 +47,7 @@ from ..recipes.ir_queries import RESIDUAL_START_ATTR, ints
 from . import ModulePass, PassContext, erase_if_unused, function_bodies
 from .cascade_chains import (Member, chain_ending_at, copy_at_shape, init_of, member_of,
                              node_names, padded_in_place, padding_value, producer_of,
-                             slice_along, tensor_bytes)
+                             readers_of, slice_along, tensor_bytes)
 from .cascade_estimate import MIN_GAIN, STRIP_SHARE, Plan, best_plan, whole_cycles
 from .npu_keep_in_sram import name_of
 from .npu_pad_in_place import halo as border_slabs
@@ -353,7 +353,7 @@ class NpuCascadeRows(ModulePass):
         if producer is None or producer in seen or member_of(producer) is None \
                 or tensor_bytes(producer.results[0]) <= context.target.max_sram_bytes * STRIP_SHARE:
             return
-        readers = len({use.owner.operation for use in producer.results[0].uses})
+        readers = len(readers_of(producer.results[0]))
         if readers < 2:
             return
         seen.add(producer)
