@@ -272,6 +272,9 @@ def pad_parameters(node, rank):
     axes = list(range(rank))
     if node.opset >= 18 and node.has_input(3):
         axes = [a % rank for a in _int_list(node.required_constant(3, "the axes"))]
+    if pads is None or len(pads) != 2 * len(axes):
+        raise ImportFailure(f"{0 if pads is None else len(pads)} pads for {len(axes)} axes: "
+                            f"Pad takes a start and an end per axis")
     low, high = [0] * rank, [0] * rank
     for i, axis in enumerate(axes):
         low[axis], high[axis] = pads[i], pads[i + len(axes)]

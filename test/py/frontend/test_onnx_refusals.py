@@ -65,6 +65,11 @@ def test_cast_to_unsigned_is_refused_at_the_node():
     ("GroupNormalization", {"s": np.ones(3, F32), "b": np.ones(3, F32)}, {"num_groups": 2},
      "num_groups=2 does not divide the 3 channels"),
     ("ReduceL2", {"axes": np.asarray([7], I64)}, {}, "axes [7] out of range for rank 4"),
+    ("Pad", {"pads": np.asarray([1, 1, 1], I64)}, {},
+     "3 pads for 4 axes: Pad takes a start and an end per axis"),
+    ("Pad", {"pads": np.asarray([1, 1], I64), "value": np.asarray(0, F32),
+             "axes": np.asarray([1, 2], I64)}, {},
+     "2 pads for 2 axes: Pad takes a start and an end per axis"),
 ])
 def test_bad_parameters_are_located_errors(op_type, initializers, attributes, expected):
     message = error_of(one_node(op_type, TensorProto.FLOAT, [1, 3, 4, 5], initializers,
