@@ -29,6 +29,7 @@ _REGISTRY = {
     "npu-fuse-elementwise": "npu_fuse_elementwise:NpuFuseElementwise",
     "npu-convert-copies": "npu_convert_copies:NpuConvertCopies",
     "npu-pad-in-place": "npu_pad_in_place:NpuPadInPlace",
+    "npu-forward-copies": "npu_forward_copies:NpuForwardCopies",
     "npu-share-input-windows": "npu_share_input_windows:NpuShareInputWindows",
     "npu-normalize-contractions": "npu_normalize_contractions:NpuNormalizeContractions",
     "npu-decompose-linalg": "npu_decompose_linalg:NpuDecomposeLinalg",

@@ -24,8 +24,13 @@ NHWC convs without leaving NHWC.
 
 A reshape does not stop a transpose: an expand_shape of a transposed tensor
 expands the source and transposes the result (the split dims move together),
-and a transpose of a collapse_shape transposes the groups before collapsing
-them. A channel shuffle written for NCHW (reshape, transpose, reshape) between
+a collapse_shape of one whose merged dims are runs in the source too
+collapses the source, and a transpose of a collapse_shape transposes the
+groups before collapsing them. A nearest upsampling (a broadcast into a unit
+dim after each repeated dim, merged by a collapse_shape) of a transposed
+tensor broadcasts the source, each added dim after the dim it follows, when
+the collapse then moves too: a U-Net's decoder stays in NHWC up to its
+concatenation with the skip tensor. A channel shuffle written for NCHW (reshape, transpose, reshape) between
 two NHWC convs thus becomes one transpose of the channel groups in NHWC, as
 the consecutive transposes compose.
 
@@ -52,19 +57,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import tensor
+from mlir.dialects import linalg, tensor
 
 from ..frontend.builders import reassociation_attr
 from ..recipes.problem import indexing_maps, input_count
 from ..recipes.tile_ir import static
 from . import ModulePass, PassContext, ops_where
-from .npu_convert_layout import transposed
+from .npu_convert_layout import result_of, transposed
 
 INPUTS_SEGMENT = "operandSegmentSizes"
 # Besides concatenations: the ops a transpose moves through (or, for a
 # transpose of a collapse_shape, above).
 MOVED_THROUGH = ("linalg.generic", "tensor.expand_shape", "linalg.transpose", "tensor.pad",
-                 "tensor.extract_slice")
+                 "tensor.extract_slice", "linalg.broadcast", "tensor.collapse_shape")
 # The static position attributes of the pads and slices a transpose moves below.
 POSITIONS = {"tensor.pad": ("static_low", "static_high"),
              "tensor.extract_slice": ("static_offsets", "static_sizes", "static_strides")}
@@ -339,6 +344,91 @@ def move_above_collapse(transpose) -> None:
         collapse.erase()
 
 
+def groups_in_source_order(groups: list, permutation: list[int]) -> tuple | None:
+    """For a collapse by `groups` of a tensor transposed by `permutation`:
+    (the groups over the source's dims, in its order; for each original
+    group, its index among them) when each group is a run of consecutive
+    source dims, else None."""
+    mapped = [[permutation[d] for d in group] for group in groups]
+    if any(group != list(range(group[0], group[0] + len(group))) for group in mapped):
+        return None
+    ordered = sorted(mapped)
+    if [d for group in ordered for d in group] != list(range(len(permutation))):
+        return None
+    return ordered, [ordered.index(group) for group in mapped]
+
+
+def collapse_moves(collapse, permutation: list[int]) -> bool:
+    """Whether a static collapse_shape of a tensor transposed by `permutation`
+    merges runs of the source's dims (an upsampling's repeats into the rows
+    and columns) and is read only by ops the transpose moves through further."""
+    return static_shaped(collapse.operands[0], collapse.results[0]) \
+        and groups_in_source_order(reassociation(collapse), permutation) is not None \
+        and all(use.owner.name in MOVED_THROUGH or use.owner.name == "tensor.insert_slice"
+                for use in collapse.results[0].uses)
+
+
+def move_below_collapse(collapse) -> None:
+    """collapse(transpose(y, q)) -> transpose(collapse'(y), q'): the groups
+    collapse in y's layout, then move where the transpose put them."""
+    source, permutation = transpose_source(collapse.operands[0])
+    groups, order = groups_in_source_order(reassociation(collapse), permutation)
+    result_type = ir.RankedTensorType(collapse.results[0].type)
+    shape = [result_type.shape[order.index(k)] for k in range(len(groups))]
+    with collapse.location, ir.InsertionPoint(collapse):
+        inner = tensor.CollapseShapeOp(ir.RankedTensorType.get(shape, result_type.element_type),
+                                       source, reassociation_attr(groups)).result
+        back = transposed(inner, order)
+    collapse.results[0].replace_all_uses_with(back)
+    collapse.erase()
+
+
+def broadcast_order(permutation: list[int], added: list[int], rank: int) -> list[int]:
+    """For broadcast(transpose(x, p)) adding the output dims `added`: the
+    output dims in the order a broadcast of x makes them (each added dim stays
+    after the dim it follows), as positions of the original output."""
+    leading, units = [], []
+    for d in range(rank):
+        if d in added:
+            (units[-1] if units else leading).append(d)
+        else:
+            units.append([d])
+    return leading + [d for j in range(len(permutation)) for d in units[permutation.index(j)]]
+
+
+def upsampling_broadcast(op) -> bool:
+    """A static broadcast of a transposed tensor read only by collapses the
+    transpose then moves below too (nearest upsampling), so that the transpose
+    moves on rather than stays, larger, after the broadcast."""
+    found = transpose_source(op.operands[0])
+    if found is None or not static_shaped(op.operands[0], op.results[0]):
+        return False
+    rank = ir.RankedTensorType(op.results[0].type).rank
+    order = broadcast_order(found[1], list(ir.DenseI64ArrayAttr(op.attributes["dimensions"])),
+                            rank)
+    moved = [order.index(d) for d in range(rank)]
+    uses = list(op.results[0].uses)
+    return bool(uses) and all(use.owner.name == "tensor.collapse_shape"
+                              and collapse_moves(use.owner, moved) for use in uses)
+
+
+def move_below_broadcast(op) -> None:
+    """broadcast(transpose(x, p)) -> transpose(broadcast'(x), q): x is
+    broadcast in its own layout, each added dim after the dim it followed."""
+    source, permutation = transpose_source(op.operands[0])
+    added = list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+    result_type = ir.RankedTensorType(op.results[0].type)
+    order = broadcast_order(permutation, added, result_type.rank)
+    with op.location, ir.InsertionPoint(op):
+        init = tensor.EmptyOp([result_type.shape[d] for d in order],
+                              result_type.element_type).result
+        spread = result_of(linalg.broadcast(source, outs=[init], dimensions=[
+            k for k, d in enumerate(order) if d in added]))
+        back = transposed(spread, [order.index(d) for d in range(result_type.rank)])
+    op.results[0].replace_all_uses_with(back)
+    op.erase()
+
+
 def movable_below(op) -> bool:
     """A pad or slice of a transposed tensor with static positions and shapes,
     keeping its rank, whose readers the transpose may move through further (a
@@ -397,6 +487,21 @@ class NpuPropagateLayout(ModulePass):
                             op.location, "'tensor.expand_shape' expands the source of its "
                                          "transposed input: the transpose moves below it")
                         move_below_expand(op)
+                    continue
+                if op.name == "linalg.broadcast":
+                    if upsampling_broadcast(op):
+                        context.diagnostics.remark(
+                            op.location, "'linalg.broadcast' repeats the source of its "
+                                         "transposed input: the transpose moves below it")
+                        move_below_broadcast(op)
+                    continue
+                if op.name == "tensor.collapse_shape":
+                    found = transpose_source(op.operands[0])
+                    if found is not None and collapse_moves(op, found[1]):
+                        context.diagnostics.remark(
+                            op.location, "'tensor.collapse_shape' merges dims of the source of "
+                                         "its transposed input: the transpose moves below it")
+                        move_below_collapse(op)
                     continue
                 if op.name == "linalg.transpose":
                     source = op.operands[0]

@@ -1,5 +1,6 @@
 """npu-share-concatenations: a concatenation that extends an earlier one
-writes into the same buffer.
+writes into the same buffer; a piece made long before its concatenation is
+inserted where it is made.
 
 Runs on tensors, right before bufferization. A concatenation is a chain of
 `tensor.insert_slice` ops filling a `tensor.empty` along one dim. When its
@@ -11,8 +12,17 @@ Here the chain of concatenations becomes one tensor of the last one's shape:
 the first one's pieces are inserted into it, each later one inserts only its
 new pieces, and every earlier concatenation is read as the slice of the
 channels it had (an extract_slice: a strided view after bufferization, no
-copy). The producers' results are still copied into their slices, as into
-any concatenation.
+copy).
+
+eliminate-empty-tensors then makes each piece's producer write its slice,
+when the insert's destination comes before the piece's own tensor. A U-Net's
+skip tensor is made long before the concatenation that reads it: its insert,
+into the result of the insert before it, comes too late, and bufferization
+copies it (through DRAM). So the inserts of a concatenation larger than the
+SRAM are rebuilt in the order their pieces are made, each right after its
+piece, into a tensor.empty made before the first piece's own tensor. (One
+that fits the SRAM is left to the buffer plan, which may keep it there with
+its pieces copied into it from SRAM.)
 """
 
 from __future__ import annotations
@@ -149,10 +159,60 @@ def share(chain: list) -> None:
         concat.empty.erase()
 
 
+def defined_at(value: ir.Value, position: dict) -> int:
+    """The position in the body of the op defining `value` (-1: an argument)."""
+    return position[value.owner.operation] if isinstance(value, ir.OpResult) else -1
+
+
+def origin(value: ir.Value) -> ir.Operation:
+    """The first op of the chain of destinations that makes `value`: the
+    tensor.empty a linalg op's result is written into, through the ops
+    writing into its init in turn (a conv into its bias's broadcast)."""
+    op = value.owner.operation
+    while op.name.startswith("linalg.") and op.operands and isinstance(
+            op.operands[len(op.operands) - 1], ir.OpResult):
+        init = op.operands[len(op.operands) - 1].owner.operation
+        if init.block != op.block:
+            break
+        op = init
+    return op
+
+
+def insert_as_produced(concat: Concatenation, body: ir.Block) -> bool:
+    """Rebuild the inserts of `concat` in the order its pieces are made, each
+    right after its piece: bufferization then computes every piece in its
+    slice (eliminate-empty-tensors replaces a piece's empty tensor by a slice
+    of the insert's destination, which must come before it). Returns whether
+    the order changed."""
+    position = {op.operation: index for index, op in enumerate(body.operations)}
+    made = [piece for piece in concat.pieces if defined_at(piece[0], position) >= 0]
+    if not made:
+        return False   # the function's arguments: nothing to compute in place
+    in_order = sorted(made, key=lambda piece: defined_at(piece[0], position))
+    if in_order == made and position[concat.empty] < defined_at(in_order[0][0], position):
+        return False
+    pieces = [piece for piece in concat.pieces if piece not in made] + in_order
+    if concat.empty.operands:
+        return False   # (dynamic sizes: computed where they are)
+    concat.empty.move_before(origin(in_order[0][0]))
+    current = concat.empty.results[0]
+    for value, offsets, sizes in pieces:
+        position = {op.operation: index for index, op in enumerate(body.operations)}
+        after = max(defined_at(value, position), defined_at(current, position))
+        anchor = list(body.operations)[after + 1]
+        with anchor.location, ir.InsertionPoint(anchor):
+            current = tensor.InsertSliceOp(value, current, [], [], [], offsets, sizes,
+                                           [1] * len(sizes)).result
+    concat.value.replace_all_uses_with(current)
+    for insert in reversed(concat.inserts):
+        insert.erase()
+    return True
+
+
 @dataclass(frozen=True)
 class NpuShareConcatenations(ModulePass):
     argument = "npu-share-concatenations"
-    summary = "Write a chain of concatenations, each extending the one before, into one tensor"
+    summary = "Write a chain of concatenations into one tensor; insert pieces where they are made"
 
     def run(self, module: ir.Operation, context: PassContext) -> None:
         with module.context:
@@ -164,3 +224,14 @@ class NpuShareConcatenations(ModulePass):
                         f"extending the one before, write into one tensor: the earlier ones "
                         f"are its slices ({saved} B not copied again)")
                     share(chain)
+                found = [concatenation(op.results[0]) for op in body.operations
+                         if op.operation.name == "tensor.insert_slice"]
+                # Only one larger than the SRAM: the buffer plan may keep a
+                # smaller one there, its pieces copied into it from SRAM.
+                for concat in [concat for concat in found if concat is not None and
+                               tensor_bytes(concat.value) > context.target.max_sram_bytes]:
+                    location = concat.inserts[-1].location
+                    if insert_as_produced(concat, body):
+                        context.diagnostics.remark(
+                            location, "concatenation: each piece inserted where it is made, "
+                            "so that it is computed in its slice")

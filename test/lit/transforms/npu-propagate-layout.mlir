@@ -318,3 +318,80 @@ func.func @argmax$positions_follow(%a: tensor<1x4x4x8xf32>, %init: tensor<1x4x4x
   } -> (tensor<1x4x4xf32>, tensor<1x4x4xi64>)
   return %r#0, %r#1 : tensor<1x4x4xf32>, tensor<1x4x4xi64>
 }
+
+// -----
+
+// A U-Net's decoder: a nearest 2x upsampling written for NCHW (a broadcast
+// into a unit dim after each row and column, merged back by a collapse) of a
+// conv's NHWC result, concatenated with a skip tensor along channels. The
+// transpose moves below the broadcast (each added dim stays after the dim it
+// follows), below the collapse (the merged dims are runs in NHWC too) and
+// below the concatenation, where the next conv's transpose cancels it.
+
+// CHECK-LABEL: func.func @upsample$into_concat
+// CHECK-SAME:    (%[[Y:.*]]: tensor<1x4x4x8xf32>, %[[SKIP:.*]]: tensor<1x8x8x4xf32>)
+// CHECK-NOT:     linalg.transpose
+// CHECK:         %[[UP:.*]] = linalg.broadcast ins(%[[Y]] : tensor<1x4x4x8xf32>) outs(%{{.*}} : tensor<1x4x2x4x2x8xf32>) dimensions = [2, 4]
+// CHECK:         %[[MERGED:.*]] = tensor.collapse_shape %[[UP]] {{\[}}[0], [1, 2], [3, 4], [5]] : tensor<1x4x2x4x2x8xf32> into tensor<1x8x8x8xf32>
+// CHECK:         %[[S0:.*]] = tensor.insert_slice %[[MERGED]] into %{{.*}}[0, 0, 0, 0] [1, 8, 8, 8] [1, 1, 1, 1]
+// CHECK:         %[[S1:.*]] = tensor.insert_slice %[[SKIP]] into %[[S0]][0, 0, 0, 8] [1, 8, 8, 4] [1, 1, 1, 1]
+// CHECK-NOT:     linalg.transpose
+// CHECK:         return %[[S1]] : tensor<1x8x8x12xf32>
+func.func @upsample$into_concat(%y: tensor<1x4x4x8xf32>, %skip: tensor<1x8x8x4xf32>) -> tensor<1x8x8x12xf32> {
+  %e0 = tensor.empty() : tensor<1x8x4x4xf32>
+  %x = linalg.transpose ins(%y : tensor<1x4x4x8xf32>) outs(%e0 : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+  %e1 = tensor.empty() : tensor<1x8x4x2x4x2xf32>
+  // expected-remark @below {{'linalg.broadcast' repeats the source of its transposed input: the transpose moves below it}}
+  %up = linalg.broadcast ins(%x : tensor<1x8x4x4xf32>) outs(%e1 : tensor<1x8x4x2x4x2xf32>) dimensions = [3, 5]
+  // expected-remark @below {{'tensor.collapse_shape' merges dims of the source of its transposed input: the transpose moves below it}}
+  %merged = tensor.collapse_shape %up [[0], [1], [2, 3], [4, 5]] : tensor<1x8x4x2x4x2xf32> into tensor<1x8x8x8xf32>
+  %e2 = tensor.empty() : tensor<1x4x8x8xf32>
+  %s = linalg.transpose ins(%skip : tensor<1x8x8x4xf32>) outs(%e2 : tensor<1x4x8x8xf32>) permutation = [0, 3, 1, 2]
+  %e = tensor.empty() : tensor<1x12x8x8xf32>
+  // expected-remark @below {{concatenation of 2 transposed tensors runs in their layout: the transpose moves below it}}
+  %c0 = tensor.insert_slice %merged into %e[0, 0, 0, 0] [1, 8, 8, 8] [1, 1, 1, 1] : tensor<1x8x8x8xf32> into tensor<1x12x8x8xf32>
+  %c1 = tensor.insert_slice %s into %c0[0, 8, 0, 0] [1, 4, 8, 8] [1, 1, 1, 1] : tensor<1x4x8x8xf32> into tensor<1x12x8x8xf32>
+  %e3 = tensor.empty() : tensor<1x8x8x12xf32>
+  %back = linalg.transpose ins(%c1 : tensor<1x12x8x8xf32>) outs(%e3 : tensor<1x8x8x12xf32>) permutation = [0, 2, 3, 1]
+  return %back : tensor<1x8x8x12xf32>
+}
+
+// -----
+
+// The upsampled tensor is the function's NCHW result: moving the transpose
+// below the broadcast would transpose four times the bytes for nothing, so
+// the broadcast and the collapse stay as they are (no remark).
+
+// CHECK-LABEL: func.func @upsample$result_stays
+// CHECK:         %[[X:.*]] = linalg.transpose
+// CHECK:         linalg.broadcast ins(%[[X]] : tensor<1x8x4x4xf32>) outs(%{{.*}} : tensor<1x8x4x2x4x2xf32>) dimensions = [3, 5]
+func.func @upsample$result_stays(%y: tensor<1x4x4x8xf32>) -> tensor<1x8x8x8xf32> {
+  %e0 = tensor.empty() : tensor<1x8x4x4xf32>
+  %x = linalg.transpose ins(%y : tensor<1x4x4x8xf32>) outs(%e0 : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+  %e1 = tensor.empty() : tensor<1x8x4x2x4x2xf32>
+  %up = linalg.broadcast ins(%x : tensor<1x8x4x4xf32>) outs(%e1 : tensor<1x8x4x2x4x2xf32>) dimensions = [3, 5]
+  %merged = tensor.collapse_shape %up [[0], [1], [2, 3], [4, 5]] : tensor<1x8x4x2x4x2xf32> into tensor<1x8x8x8xf32>
+  return %merged : tensor<1x8x8x8xf32>
+}
+
+// -----
+
+// A collapse that merges the channels with the rows (a flatten) of a
+// transposed tensor: those dims are not a run in NHWC, the transpose stays.
+
+// CHECK-LABEL: func.func @collapse$not_a_run
+// CHECK:         %[[X:.*]] = linalg.transpose
+// CHECK:         tensor.collapse_shape %[[X]] {{\[}}[0], [1, 2], [3]]
+func.func @collapse$not_a_run(%y: tensor<1x4x4x8xf32>) -> tensor<1x32x4xf32> {
+  %e0 = tensor.empty() : tensor<1x8x4x4xf32>
+  %x = linalg.transpose ins(%y : tensor<1x4x4x8xf32>) outs(%e0 : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+  %flat = tensor.collapse_shape %x [[0], [1, 2], [3]] : tensor<1x8x4x4xf32> into tensor<1x32x4xf32>
+  %e1 = tensor.empty() : tensor<1x32x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%flat : tensor<1x32x4xf32>) outs(%e1 : tensor<1x32x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
+  } -> tensor<1x32x4xf32>
+  return %r : tensor<1x32x4xf32>
+}

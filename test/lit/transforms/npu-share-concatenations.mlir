@@ -83,3 +83,87 @@ func.func @extended_twice$unchanged(%x: tensor<1x8x8x8xf32>, %y: tensor<1x8x8x8x
   %c3 = tensor.insert_slice %y into %c3a[0, 0, 0, 16] [1, 8, 8, 8] [1, 1, 1, 1] : tensor<1x8x8x8xf32> into tensor<1x8x8x24xf32>
   return %c2, %c3 : tensor<1x8x8x24xf32>, tensor<1x8x8x24xf32>
 }
+
+// -----
+
+// A U-Net's skip tensor is made long before the concatenation that reads it
+// (the decoder's tensor, made from it, is inserted first): its insert moves
+// right after it, into the concatenation's tensor, now made first, so that
+// bufferization computes it in its slice (eliminate-empty-tensors needs the
+// insert's destination before the piece's own tensor). The decoder's piece is
+// inserted after it. (A concatenation that fits the SRAM is left to the
+// buffer plan, which may keep it there: this one is 2 MiB.)
+
+// CHECK-LABEL: func.func @skip$inserted_where_made
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<1x128x128x32xf32>
+// CHECK:         %[[SKIP:.*]] = linalg.generic
+// CHECK:         } -> tensor<1x128x128x16xf32>
+// CHECK-NEXT:    %[[S0:.*]] = tensor.insert_slice %[[SKIP]] into %[[E]][0, 0, 0, 16] [1, 128, 128, 16]
+// CHECK:         linalg.generic
+// CHECK:         %[[UP:.*]] = linalg.generic
+// CHECK:         } -> tensor<1x128x128x16xf32>
+// CHECK-NEXT:    %[[S1:.*]] = tensor.insert_slice %[[UP]] into %[[S0]][0, 0, 0, 0] [1, 128, 128, 16]
+// CHECK-NEXT:    return %[[S1]]
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @skip$inserted_where_made(%x: tensor<1x128x128x16xf32>) -> tensor<1x128x128x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<1x128x128x16xf32>
+  %skip = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<1x128x128x16xf32>) outs(%e1 : tensor<1x128x128x16xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %m = arith.maximumf %p, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x128x128x16xf32>
+  %e2 = tensor.empty() : tensor<1x128x128x16xf32>
+  %deeper = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%skip : tensor<1x128x128x16xf32>) outs(%e2 : tensor<1x128x128x16xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %n = arith.negf %p : f32
+    linalg.yield %n : f32
+  } -> tensor<1x128x128x16xf32>
+  %e3 = tensor.empty() : tensor<1x128x128x16xf32>
+  %up = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%deeper : tensor<1x128x128x16xf32>) outs(%e3 : tensor<1x128x128x16xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %a = math.absf %p : f32
+    linalg.yield %a : f32
+  } -> tensor<1x128x128x16xf32>
+  %ce = tensor.empty() : tensor<1x128x128x32xf32>
+  %c0 = tensor.insert_slice %up into %ce[0, 0, 0, 0] [1, 128, 128, 16] [1, 1, 1, 1] : tensor<1x128x128x16xf32> into tensor<1x128x128x32xf32>
+  // expected-remark @below {{concatenation: each piece inserted where it is made, so that it is computed in its slice}}
+  %c = tensor.insert_slice %skip into %c0[0, 0, 0, 16] [1, 128, 128, 16] [1, 1, 1, 1] : tensor<1x128x128x16xf32> into tensor<1x128x128x32xf32>
+  return %c : tensor<1x128x128x32xf32>
+}
+
+// -----
+
+// The same at 4x4: the concatenation (1 KiB) is left to the buffer plan, which
+// may keep it in SRAM, its pieces copied there; the inserts stay (no remark).
+
+// CHECK-LABEL: func.func @small$left_to_buffer_plan
+// CHECK:         linalg.generic
+// CHECK:         linalg.generic
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<1x4x4x16xf32>
+// CHECK-NEXT:    tensor.insert_slice %{{.*}} into %[[E]][0, 0, 0, 0] [1, 4, 4, 8]
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @small$left_to_buffer_plan(%x: tensor<1x4x4x8xf32>) -> tensor<1x4x4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<1x4x4x8xf32>
+  %skip = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<1x4x4x8xf32>) outs(%e1 : tensor<1x4x4x8xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %m = arith.maximumf %p, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x4x4x8xf32>
+  %e2 = tensor.empty() : tensor<1x4x4x8xf32>
+  %up = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%skip : tensor<1x4x4x8xf32>) outs(%e2 : tensor<1x4x4x8xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %n = arith.negf %p : f32
+    linalg.yield %n : f32
+  } -> tensor<1x4x4x8xf32>
+  %ce = tensor.empty() : tensor<1x4x4x16xf32>
+  %c0 = tensor.insert_slice %up into %ce[0, 0, 0, 0] [1, 4, 4, 8] [1, 1, 1, 1] : tensor<1x4x4x8xf32> into tensor<1x4x4x16xf32>
+  %c = tensor.insert_slice %skip into %c0[0, 0, 0, 8] [1, 4, 4, 8] [1, 1, 1, 1] : tensor<1x4x4x8xf32> into tensor<1x4x4x16xf32>
+  return %c : tensor<1x4x4x16xf32>
+}
