@@ -16,7 +16,9 @@ permutation is rewritten to run in the layout before the transpose:
     %r = linalg.transpose ins(%r' : NHWC) permutation = [0, 3, 1, 2]
 
 A concatenation (insert_slices into an empty tensor) of tensors transposed by
-one permutation is built in their layout and transposed once, the same way.
+one permutation is built in their layout and transposed once, the same way;
+a piece computed from no full-size input (DeepLab's pooled image-level
+feature broadcast over the image) is computed in that layout.
 A static pad or slice of a transposed tensor pads or slices its source (the
 amounts and offsets permuted) and is transposed after: LRN's window over
 channels (shifted slices of the zero-padded squares) then runs between two
@@ -30,7 +32,11 @@ groups before collapsing them. A nearest upsampling (a broadcast into a unit
 dim after each repeated dim, merged by a collapse_shape) of a transposed
 tensor broadcasts the source, each added dim after the dim it follows, when
 the collapse then moves too: a U-Net's decoder stays in NHWC up to its
-concatenation with the skip tensor. A channel shuffle written for NCHW (reshape, transpose, reshape) between
+concatenation with the skip tensor. A channel shuffle's collapse (the swapped
+groups merged: no run in NHWC) read by a Split's slices is collapsed in NHWC,
+the channel group last, so that the shuffle is one transpose of the groups
+there and the transpose back to NCHW moves on below the slices
+(ShuffleNetV2). A channel shuffle written for NCHW (reshape, transpose, reshape) between
 two NHWC convs thus becomes one transpose of the channel groups in NHWC, as
 the consecutive transposes compose.
 
@@ -189,25 +195,49 @@ class Candidate:
         return all(dims_of(m) is not None for m in self.maps[:-1])
 
     def rewrite(self) -> None:
-        op, permutation = self.op, self.permutation
-        maps = [ir.AffineMap.get_identity(m.n_dims) if index in self.sources
-                else remapped(m, permutation)
-                for index, m in enumerate(self.maps[:-1])] + [self.maps[-1]]
-        result = op.results[0]
-        old_type = ir.RankedTensorType(result.type)
-        shape = [old_type.shape[permutation.index(d)] for d in range(old_type.rank)]
-        with op.location, ir.InsertionPoint(op):
-            new_type = ir.RankedTensorType.get(shape, old_type.element_type)
-            init = tensor.EmptyOp(shape, old_type.element_type).result
-        for index, source in self.sources.items():
-            op.operands[index] = source
-        op.operands[self.input_count] = init
-        op.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
-        remap_index_ops(op, permutation)
-        result.set_type(new_type)
-        with op.location, ir.InsertionPoint.after(op):
-            back = transposed(result, permutation)
+        result = in_layout(self.op, self.permutation, self.sources)
+        with self.op.location, ir.InsertionPoint.after(self.op):
+            back = transposed(result, self.permutation)
         result.replace_all_uses_except(back, back.owner.operation)
+
+
+def in_layout(op, permutation: list[int], sources: dict) -> ir.Value:
+    """Rewrite the elementwise generic `op` to compute the transpose of its
+    result by `permutation` (its loops in that layout): the inputs in
+    `sources` (index -> the source of its transposed input) are read with
+    the identity map, the others' maps remapped. Returns its result."""
+    maps = indexing_maps(op)
+    input_total = len(maps) - 1
+    maps = [ir.AffineMap.get_identity(m.n_dims) if index in sources
+            else remapped(m, permutation)
+            for index, m in enumerate(maps[:-1])] + [maps[-1]]
+    result = op.results[0]
+    old_type = ir.RankedTensorType(result.type)
+    shape = [old_type.shape[permutation.index(d)] for d in range(old_type.rank)]
+    with op.location, ir.InsertionPoint(op):
+        new_type = ir.RankedTensorType.get(shape, old_type.element_type)
+        init = tensor.EmptyOp(shape, old_type.element_type).result
+    for index, source in sources.items():
+        op.operands[index] = source
+    op.operands[input_total] = init
+    op.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
+    remap_index_ops(op, permutation)
+    result.set_type(new_type)
+    return result
+
+
+def broadcast_piece(value: ir.Value) -> bool:
+    """A piece of a concatenation computed by an elementwise generic with no
+    full-size input (a pooled vector broadcast over the image: DeepLab's
+    image-level branch), read only by the concatenation: it may compute the
+    piece in any layout."""
+    if not isinstance(value, ir.OpResult) or value.owner.name != "linalg.generic" \
+            or len(list(value.uses)) != 1:
+        return False
+    candidate = Candidate(value.owner)
+    rank = candidate.maps[-1].n_dims
+    return candidate.simple() and candidate.input_count == len(candidate.maps) - 1 and \
+        not any(m == ir.AffineMap.get_identity(rank) for m in candidate.maps[:-1])
 
 
 def reduction_source(op):
@@ -260,15 +290,18 @@ def concat_chain(first) -> list | None:
         if len(op.operands) != 2 or any(s != 1 for s in static(op, "static_strides")):
             return None
         found = transpose_source(op.operands[0])
-        if found is None:
+        if found is not None:
+            permutations.add(tuple(found[1]))
+        elif not broadcast_piece(op.operands[0]):
             return None
-        permutations.add(tuple(found[1]))
     return chain if len(permutations) == 1 and len(chain) > 1 else None
 
 
 def move_below_concat(chain: list) -> None:
-    """Concatenate the transposes' sources in their own layout, then transpose once."""
-    permutation = transpose_source(chain[0].operands[0])[1]
+    """Concatenate the transposes' sources in their own layout (a broadcast
+    piece computed in it), then transpose once."""
+    permutation = next(found[1] for found in (transpose_source(op.operands[0]) for op in chain)
+                       if found is not None)
     last = chain[-1]
     old_type = ir.RankedTensorType(last.results[0].type)
     source_order = [permutation.index(d) for d in range(old_type.rank)]
@@ -277,8 +310,11 @@ def move_below_concat(chain: list) -> None:
                                 old_type.element_type).result
         for op in chain:
             offsets, sizes = static(op, "static_offsets"), static(op, "static_sizes")
+            found = transpose_source(op.operands[0])
+            piece = found[0] if found is not None else \
+                in_layout(op.operands[0].owner, permutation, {})
             result = tensor.InsertSliceOp(
-                transpose_source(op.operands[0])[0], result, [], [], [],
+                piece, result, [], [], [],
                 [offsets[i] for i in source_order], [sizes[i] for i in source_order],
                 [1] * old_type.rank).result
         back = transposed(result, permutation)
@@ -379,6 +415,46 @@ def move_below_collapse(collapse) -> None:
         inner = tensor.CollapseShapeOp(ir.RankedTensorType.get(shape, result_type.element_type),
                                        source, reassociation_attr(groups)).result
         back = transposed(inner, order)
+    collapse.results[0].replace_all_uses_with(back)
+    collapse.erase()
+
+
+# A rank-4 tensor in NCHW, as the NHWC convs read it, and back.
+TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
+
+
+def shuffle_collapse(collapse) -> bool:
+    """A static collapse_shape into a rank-4 (NCHW) tensor of a transposed
+    tensor whose merged dims are not runs in the source (a channel shuffle's
+    groups swapped), read only by ops a transpose moves through further (a
+    Split's slices, the transposes of two convs), but for one transpose alone
+    (the next conv's: it moves above the collapse, move_above_collapse)."""
+    readers = [use.owner.name for use in collapse.results[0].uses]
+    return static_shaped(collapse.operands[0], collapse.results[0]) \
+        and ir.RankedTensorType(collapse.results[0].type).rank == 4 \
+        and all(name in MOVED_THROUGH or name == "tensor.insert_slice" for name in readers) \
+        and readers != ["linalg.transpose"]
+
+
+def collapse_in_nhwc(collapse) -> None:
+    """collapse(x) -> transpose(collapse'(transpose(x, r)), TO_NCHW): the
+    groups are collapsed in NHWC order (r puts the channel group last), so the
+    new transpose composes with x's own and the one after the collapse moves
+    on below it (a Split's slices take it, the next conv's cancels it)."""
+    groups = reassociation(collapse)
+    ordered = [groups[i] for i in TO_NHWC]
+    moved = [d for group in ordered for d in group]
+    new_groups, next_dim = [], 0
+    for group in ordered:
+        new_groups.append(list(range(next_dim, next_dim + len(group))))
+        next_dim += len(group)
+    result_type = ir.RankedTensorType(collapse.results[0].type)
+    shape = [result_type.shape[i] for i in TO_NHWC]
+    with collapse.location, ir.InsertionPoint(collapse):
+        inner = transposed(collapse.operands[0], moved)
+        nhwc = tensor.CollapseShapeOp(ir.RankedTensorType.get(shape, result_type.element_type),
+                                      inner, reassociation_attr(new_groups)).result
+        back = transposed(nhwc, TO_NCHW)
     collapse.results[0].replace_all_uses_with(back)
     collapse.erase()
 
@@ -502,6 +578,12 @@ class NpuPropagateLayout(ModulePass):
                             op.location, "'tensor.collapse_shape' merges dims of the source of "
                                          "its transposed input: the transpose moves below it")
                         move_below_collapse(op)
+                    elif found is not None and shuffle_collapse(op):
+                        context.diagnostics.remark(
+                            op.location, "'tensor.collapse_shape' merges a channel shuffle's "
+                                         "groups in NHWC: the shuffle is one transpose there, "
+                                         "and the transpose back to NCHW moves below it")
+                        collapse_in_nhwc(op)
                     continue
                 if op.name == "linalg.transpose":
                     source = op.operands[0]
@@ -524,9 +606,12 @@ class NpuPropagateLayout(ModulePass):
                 if op.name == "tensor.insert_slice":
                     chain = concat_chain(op)
                     if chain is not None:
+                        computed = sum(transpose_source(c.operands[0]) is None for c in chain)
+                        pieces = f"{len(chain) - computed} transposed tensors" + (
+                            f" and {computed} computed in their layout" if computed else "")
                         context.diagnostics.remark(
-                            op.location, f"concatenation of {len(chain)} transposed tensors "
-                                         f"runs in their layout: the transpose moves below it")
+                            op.location, f"concatenation of {pieces} runs in their layout: "
+                                         f"the transpose moves below it")
                         move_below_concat(chain)
                     continue
                 if not all(isinstance(v.type, ir.RankedTensorType) for v in op.operands):

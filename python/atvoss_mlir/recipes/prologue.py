@@ -13,8 +13,10 @@ The generic qualifies when its input #0 and output have the conv input's
 shape, both by the identity, its other inputs are broadcast over some of the
 input's dims (a per-channel scale, an average pool's count per pixel; such an
 operand's tile is cut as the input's along the dims it spans, through a view
-with unit dims for the others), its body is a chain of vector steps each
-reading only the step before (so each may write the tile in place), it writes
+with unit dims for the others; one the buffer plan keeps in SRAM, a
+squeeze-excitation's gate, is read there), its body is a chain of vector steps each
+reading only the step before (so each may write the tile in place), its input
+#0 is not kept in SRAM (the op would compute on it in place), it writes
 a DRAM buffer right before the conv and nothing between them touches what it
 reads or writes. The conv reads that buffer unpadded: a pad would be of the
 generic's values, not of its input's.
@@ -197,9 +199,9 @@ def input_prologue(op, value: ir.Value, target) -> Prologue | None:
     if list(generic.regions[0].blocks[0].arguments[len(inputs)].uses):
         return None   # the body reads the output's initial value
     # What the generic reads must not change before the op reads it (in its place).
+    if is_resident(source):
+        return None   # kept in SRAM: the op computes on it in place
     for read in inputs:
-        if is_resident(read):
-            return None   # kept in SRAM: the op computes on it in place
         if any(touches(previous, root_buffer(read)) for previous in between):
             return None
     if not _only_read_by(value, generic, op):

@@ -395,3 +395,74 @@ func.func @collapse$not_a_run(%y: tensor<1x4x4x8xf32>) -> tensor<1x32x4xf32> {
   } -> tensor<1x32x4xf32>
   return %r : tensor<1x32x4xf32>
 }
+
+// -----
+
+// DeepLab's image-level branch: a pooled vector broadcast over the image is
+// a piece of the concatenation of transposed tensors. It has no full-size
+// input, so it is computed in their layout (its map remapped) and the
+// concatenation still runs in NHWC, where the next conv's transpose cancels.
+
+// CHECK-LABEL: func.func @concat$broadcast_piece
+// CHECK-SAME:    (%[[A:.*]]: tensor<1x4x4x8xf32>, %[[V:.*]]: tensor<1x8xf32>)
+// CHECK-NOT:     linalg.transpose
+// CHECK:         %[[B:.*]] = linalg.generic {indexing_maps = [#[[MAP:.*]], #{{.*}}]{{.*}} ins(%[[V]] : tensor<1x8xf32>) outs(%{{.*}} : tensor<1x4x4x8xf32>)
+// CHECK:         %[[S0:.*]] = tensor.insert_slice %[[A]] into %{{.*}}[0, 0, 0, 0] [1, 4, 4, 8] [1, 1, 1, 1]
+// CHECK:         %[[S1:.*]] = tensor.insert_slice %[[B]] into %[[S0]][0, 0, 0, 8] [1, 4, 4, 8] [1, 1, 1, 1]
+// CHECK-NOT:     linalg.transpose
+// CHECK:         return %[[S1]] : tensor<1x4x4x16xf32>
+func.func @concat$broadcast_piece(%a: tensor<1x4x4x8xf32>, %v: tensor<1x8xf32>) -> tensor<1x4x4x16xf32> {
+  %e0 = tensor.empty() : tensor<1x8x4x4xf32>
+  %ta = linalg.transpose ins(%a : tensor<1x4x4x8xf32>) outs(%e0 : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+  %e1 = tensor.empty() : tensor<1x8x4x4xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c)>, affine_map<(n, c, h, w) -> (n, c, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%v : tensor<1x8xf32>) outs(%e1 : tensor<1x8x4x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<1x8x4x4xf32>
+  %e = tensor.empty() : tensor<1x16x4x4xf32>
+  // expected-remark @below {{concatenation of 1 transposed tensors and 1 computed in their layout runs in their layout: the transpose moves below it}}
+  %s0 = tensor.insert_slice %ta into %e[0, 0, 0, 0] [1, 8, 4, 4] [1, 1, 1, 1] : tensor<1x8x4x4xf32> into tensor<1x16x4x4xf32>
+  %s1 = tensor.insert_slice %b into %s0[0, 8, 0, 0] [1, 8, 4, 4] [1, 1, 1, 1] : tensor<1x8x4x4xf32> into tensor<1x16x4x4xf32>
+  %e3 = tensor.empty() : tensor<1x4x4x16xf32>
+  %back = linalg.transpose ins(%s1 : tensor<1x16x4x4xf32>) outs(%e3 : tensor<1x4x4x16xf32>) permutation = [0, 2, 3, 1]
+  return %back : tensor<1x4x4x16xf32>
+}
+
+// -----
+
+// ShuffleNetV2's unit: the NHWC concatenation is shuffled as written for NCHW
+// (split the channels into 2 groups, swap, merge) and split in two halves,
+// each read by an NHWC conv. The merge of the swapped groups is no run in
+// NHWC, so it is collapsed there instead, the channel group last: the
+// transposes compose into the shuffle's own (the groups swapped in NHWC), and
+// the one after the merge moves below the slices, where the convs' cancel it.
+
+// CHECK-LABEL: func.func @shuffle$split
+// CHECK-SAME:    (%[[Y:.*]]: tensor<1x4x4x8xf32>)
+// CHECK:         %[[G:.*]] = tensor.expand_shape %[[Y]] {{\[}}[0], [1], [2], [3, 4]] output_shape [1, 4, 4, 2, 4]
+// CHECK:         %[[S:.*]] = linalg.transpose ins(%[[G]] : tensor<1x4x4x2x4xf32>) outs(%{{.*}} : tensor<1x4x4x4x2xf32>) permutation = [0, 1, 2, 4, 3]
+// CHECK:         %[[M:.*]] = tensor.collapse_shape %[[S]] {{\[}}[0], [1], [2], [3, 4]]
+// CHECK-DAG:     %[[A:.*]] = tensor.extract_slice %[[M]][0, 0, 0, 0] [1, 4, 4, 4] [1, 1, 1, 1]
+// CHECK-DAG:     %[[B:.*]] = tensor.extract_slice %[[M]][0, 0, 0, 4] [1, 4, 4, 4] [1, 1, 1, 1]
+// CHECK-NOT:     linalg.transpose
+// CHECK:         return %[[A]], %[[B]]
+func.func @shuffle$split(%y: tensor<1x4x4x8xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>) {
+  %e0 = tensor.empty() : tensor<1x8x4x4xf32>
+  %x = linalg.transpose ins(%y : tensor<1x4x4x8xf32>) outs(%e0 : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+  // expected-remark @below {{'tensor.expand_shape' expands the source of its transposed input: the transpose moves below it}}
+  %g = tensor.expand_shape %x [[0], [1, 2], [3], [4]] output_shape [1, 2, 4, 4, 4] : tensor<1x8x4x4xf32> into tensor<1x2x4x4x4xf32>
+  %e1 = tensor.empty() : tensor<1x4x2x4x4xf32>
+  %s = linalg.transpose ins(%g : tensor<1x2x4x4x4xf32>) outs(%e1 : tensor<1x4x2x4x4xf32>) permutation = [0, 2, 1, 3, 4]
+  // expected-remark @below {{'tensor.collapse_shape' merges a channel shuffle's groups in NHWC: the shuffle is one transpose there, and the transpose back to NCHW moves below it}}
+  %m = tensor.collapse_shape %s [[0], [1, 2], [3], [4]] : tensor<1x4x2x4x4xf32> into tensor<1x8x4x4xf32>
+  // expected-remark @below {{'tensor.extract_slice' applies to the source of its transposed input: the transpose moves below it}}
+  %a = tensor.extract_slice %m[0, 0, 0, 0] [1, 4, 4, 4] [1, 1, 1, 1] : tensor<1x8x4x4xf32> to tensor<1x4x4x4xf32>
+  // expected-remark @below {{'tensor.extract_slice' applies to the source of its transposed input: the transpose moves below it}}
+  %b = tensor.extract_slice %m[0, 4, 0, 0] [1, 4, 4, 4] [1, 1, 1, 1] : tensor<1x8x4x4xf32> to tensor<1x4x4x4xf32>
+  %e2 = tensor.empty() : tensor<1x4x4x4xf32>
+  %ta = linalg.transpose ins(%a : tensor<1x4x4x4xf32>) outs(%e2 : tensor<1x4x4x4xf32>) permutation = [0, 2, 3, 1]
+  %e3 = tensor.empty() : tensor<1x4x4x4xf32>
+  %tb = linalg.transpose ins(%b : tensor<1x4x4x4xf32>) outs(%e3 : tensor<1x4x4x4xf32>) permutation = [0, 2, 3, 1]
+  return %ta, %tb : tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>
+}

@@ -40,3 +40,30 @@ func.func @strided(%x: tensor<1x8x8x6xf32>) -> tensor<1x4x4x6xf32> {
       ins(%p, %w : tensor<1x10x10x6xf32>, tensor<3x3x6xf32>) outs(%bias : tensor<1x4x4x6xf32>) -> tensor<1x4x4x6xf32>
   return %d : tensor<1x4x4x6xf32>
 }
+
+// -----
+
+// ShuffleNetV2's stride-2 unit reads the shuffle twice: its padded depthwise
+// conv and the other branch's conv. The shuffle must exist for that reader:
+// it stays above the depthwise conv (no remark).
+
+// CHECK-LABEL: func.func @shuffle_read_twice$stays
+// CHECK:         %[[C:.*]] = tensor.collapse_shape
+// CHECK:         tensor.pad %[[C]]
+// CHECK:         return %{{.*}}, %[[C]]
+func.func @shuffle_read_twice$stays(%x: tensor<1x8x8x6xf32>, %w: tensor<3x3x6xf32>) -> (tensor<1x4x4x6xf32>, tensor<1x8x8x6xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.expand_shape %x [[0], [1], [2], [3, 4]] output_shape [1, 8, 8, 2, 3] : tensor<1x8x8x6xf32> into tensor<1x8x8x2x3xf32>
+  %t0 = tensor.empty() : tensor<1x8x8x3x2xf32>
+  %t = linalg.transpose ins(%e : tensor<1x8x8x2x3xf32>) outs(%t0 : tensor<1x8x8x3x2xf32>) permutation = [0, 1, 2, 4, 3]
+  %s = tensor.collapse_shape %t [[0], [1], [2], [3, 4]] : tensor<1x8x8x3x2xf32> into tensor<1x8x8x6xf32>
+  %p = tensor.pad %s low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x8x8x6xf32> to tensor<1x10x10x6xf32>
+  %d0 = tensor.empty() : tensor<1x4x4x6xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%d0 : tensor<1x4x4x6xf32>) -> tensor<1x4x4x6xf32>
+  %d = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%p, %w : tensor<1x10x10x6xf32>, tensor<3x3x6xf32>) outs(%f : tensor<1x4x4x6xf32>) -> tensor<1x4x4x6xf32>
+  return %d, %s : tensor<1x4x4x6xf32>, tensor<1x8x8x6xf32>
+}

@@ -311,3 +311,80 @@ def test_auto_takes_the_faster_whole_program_layout():
     nhwc, _ = compile_and_check(small_cnn, feeds, "npu -layout-pref=NHWC", **FP32)
     assert auto.report["total_cycles"] == nhwc.report["total_cycles"]
     assert any(r.message.startswith("-layout-pref=auto: NHWC taken") for r in auto.remarks)
+
+
+def shufflenet_v2_unit(channels: int = 16, size: int = 8) -> onnx.ModelProto:
+    """A 1x1 conv, then ShuffleNetV2's stride-1 unit, twice: a Split of the
+    channels in halves, one half through 1x1, 3x3 depthwise and 1x1 convs,
+    Concat, then the channel shuffle written for NCHW (Reshape, Transpose,
+    Reshape)."""
+    rng = np.random.default_rng(9)
+    half = channels // 2
+    nodes = [helper.make_node("Conv", ["x", "stem"], ["s"])]
+    weights, x = {"stem": (rng.standard_normal((channels, channels, 1, 1)) * 0.3)
+                  .astype(np.float32)}, "s"
+    for u in range(2):
+        nodes += [helper.make_node("Split", [x, "halves"], [f"a{u}", f"b{u}"], axis=1),
+                  helper.make_node("Conv", [f"b{u}", f"w{u}0"], [f"c{u}0"]),
+                  helper.make_node("Relu", [f"c{u}0"], [f"r{u}0"]),
+                  helper.make_node("Conv", [f"r{u}0", f"w{u}1"], [f"c{u}1"], group=half,
+                                   pads=[1] * 4),
+                  helper.make_node("Conv", [f"c{u}1", f"w{u}2"], [f"c{u}2"]),
+                  helper.make_node("Relu", [f"c{u}2"], [f"r{u}2"]),
+                  helper.make_node("Concat", [f"a{u}", f"r{u}2"], [f"j{u}"], axis=1),
+                  helper.make_node("Reshape", [f"j{u}", "split"], [f"s{u}"]),
+                  helper.make_node("Transpose", [f"s{u}"], [f"t{u}"], perm=[0, 2, 1, 3, 4]),
+                  helper.make_node("Reshape", [f"t{u}", "merge"], [f"m{u}"])]
+        weights.update({f"w{u}0": (rng.standard_normal((half, half, 1, 1)) * 0.3)
+                        .astype(np.float32),
+                        f"w{u}1": (rng.standard_normal((half, 1, 3, 3)) * 0.3)
+                        .astype(np.float32),
+                        f"w{u}2": (rng.standard_normal((half, half, 1, 1)) * 0.3)
+                        .astype(np.float32)})
+        x = f"m{u}"
+    nodes.append(helper.make_node("Conv", [x, "head"], ["y"]))
+    weights.update({"halves": np.asarray([half, half], np.int64),
+                    "split": np.asarray([1, 2, half, size, size], np.int64),
+                    "merge": np.asarray([1, channels, size, size], np.int64),
+                    "head": (rng.standard_normal((channels, channels, 1, 1)) * 0.3)
+                    .astype(np.float32)})
+    return model(nodes, {"x": [1, channels, size, size]}, {"y": [1, channels, size, size]},
+                 weights)
+
+
+def image_level_branch(size: int = 8) -> onnx.ModelProto:
+    """DeepLab's ASPP, shortened: two conv branches and the image-level one (a
+    global average pool, a 1x1 conv, Expand over the image), concatenated into
+    a 1x1 conv."""
+    rng = np.random.default_rng(10)
+    return model([helper.make_node("Conv", ["x", "w0"], ["b0"]),
+                  helper.make_node("Conv", ["x", "w1"], ["b1"], pads=[2] * 4, dilations=[2, 2]),
+                  helper.make_node("GlobalAveragePool", ["x"], ["g"]),
+                  helper.make_node("Conv", ["g", "wg"], ["gc"]),
+                  helper.make_node("Relu", ["gc"], ["gr"]),
+                  helper.make_node("Expand", ["gr", "shape"], ["ge"]),
+                  helper.make_node("Concat", ["b0", "b1", "ge"], ["cat"], axis=1),
+                  helper.make_node("Conv", ["cat", "wp"], ["y"])],
+                 {"x": [1, 8, size, size]}, {"y": [1, 4, size, size]},
+                 {"w0": (rng.standard_normal((8, 8, 1, 1)) * 0.3).astype(np.float32),
+                  "w1": (rng.standard_normal((8, 8, 3, 3)) * 0.3).astype(np.float32),
+                  "wg": (rng.standard_normal((8, 8, 1, 1)) * 0.3).astype(np.float32),
+                  "shape": np.asarray([1, 8, size, size], np.int64),
+                  "wp": (rng.standard_normal((4, 24, 1, 1)) * 0.3).astype(np.float32)})
+
+
+@pytest.mark.parametrize("layout", ["NHWC", "auto"])
+def test_shuffle_split_and_image_level_concat_stay_in_nhwc(layout):
+    """ShuffleNetV2: each shuffle is one transpose of the channel groups in
+    NHWC and the Split's halves run in NHWC; DeepLab's image-level feature is
+    computed in NHWC with the conv branches it is concatenated with. Left:
+    the model input's (one per conv reading it) and result's transposes, and
+    each shuffle's own. (-fusion=1 on: the image-level 1x1 conv's unit-dim
+    transposes are reshapes from there.)"""
+    for build, channels, left in ((shufflenet_v2_unit, 16, 4), (image_level_branch, 8, 3)):
+        for fusion in (1, 2):
+            stage = layout_stage(build(), f"npu -layout-pref={layout} -fusion={fusion}")
+            assert transposes_between_nhwc_ops(stage) == []
+            assert standalone_transposes(stage) == left
+        for target in (f"npu -layout-pref={layout}", "npu -layout-pref=NCHW"):
+            compile_and_check(build(), {"x": randn(1, channels, 8, 8, seed=11)}, target, **FP32)

@@ -130,3 +130,32 @@ def test_padded_conv_keeps_its_pre_activation():
     compiled, _ = compile_and_check(pre_activated(kernel=3), inputs(), SMALL,
                                     rtol=1e-4, atol=1e-5)
     assert not folded(compiled)
+
+
+def squeeze_excitation(channels: int = 64, size: int = 16):
+    """A 3x3 depthwise conv, its squeeze-excitation (global average pool, 1x1
+    conv, relu, 1x1 conv, sigmoid: a gate per channel), the gate's scale, and
+    the project 1x1 conv."""
+    rng = np.random.default_rng(9)
+    nodes = [helper.make_node("Conv", ["x", "we"], ["e"]),
+             helper.make_node("Conv", ["e", "wd"], ["d"], group=channels, pads=[1] * 4),
+             helper.make_node("GlobalAveragePool", ["d"], ["p"]),
+             helper.make_node("Conv", ["p", "w1"], ["q"]),
+             helper.make_node("Relu", ["q"], ["r"]),
+             helper.make_node("Conv", ["r", "w2"], ["s"]),
+             helper.make_node("Sigmoid", ["s"], ["gate"]),
+             helper.make_node("Mul", ["d", "gate"], ["scaled"]),
+             helper.make_node("Conv", ["scaled", "wp"], ["y"])]
+    return model(nodes, {"x": [1, 8, size, size]}, {"y": [1, 16, size, size]},
+                 {"we": weight(rng, channels, 8, 1, 1), "wd": weight(rng, channels, 1, 3, 3),
+                  "w1": weight(rng, 16, channels, 1, 1), "w2": weight(rng, channels, 16, 1, 1),
+                  "wp": weight(rng, 16, channels, 1, 1)})
+
+
+@pytest.mark.parametrize("target", [SMALL, "npu -max-sram-bytes=32768"])
+def test_squeeze_excitation_scale_folds_with_its_gate_in_sram(target):
+    """The gate (64 floats) is kept in SRAM by the buffer plan; the scale is
+    still folded into the project conv, read there: the scaled tensor is
+    never written."""
+    compiled, _ = compile_and_check(squeeze_excitation(), inputs(), target, rtol=1e-5, atol=1e-5)
+    assert folded(compiled), [r.message for r in compiled.remarks]
