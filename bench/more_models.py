@@ -7,7 +7,12 @@ patterns the zoo lacks.
   - unet_like: a U-Net of three levels at 128x128, nearest 2x Resize and
     Concat on the way up;
   - resnet18: basic blocks (two 3x3 convs), opset 13;
-  - mobilenetv1: depthwise-separable convs, opset 11.
+  - mobilenetv1: depthwise-separable convs, opset 11;
+  - shufflenetv2: channel Split, Concat and channel shuffle (Reshape,
+    Transpose, Reshape) in every unit, as ShuffleNetV2 1.0x at 224x224;
+  - deeplab_aspp: a stride-8 backbone and DeepLabV3's ASPP (1x1 and dilated
+    3x3 branches, the image-level feature broadcast by Expand, Concat) at
+    128x128.
 
     from more_models import MODELS
     onnx_model = MODELS["unet_like"]()
@@ -119,5 +124,68 @@ def mobilenetv1(image: int = 224, classes: int = 1000, batch: int = 1,
                    opset)
 
 
+def shufflenetv2(image: int = 224, classes: int = 1000, batch: int = 1,
+                 opset: int = 13) -> onnx.ModelProto:
+    g = Graph(12)
+
+    def shuffle(x, channels, size, name):
+        grouped = g.node("Reshape", [x, g.constant(name + ".groups", np.array(
+            [batch, 2, channels // 2, size, size], np.int64))], name + ".split")
+        swapped = g.node("Transpose", [grouped], name + ".swap", perm=[0, 2, 1, 3, 4])
+        return g.node("Reshape", [swapped, g.constant(name + ".merged", np.array(
+            [batch, channels, size, size], np.int64))], name + ".merge")
+
+    def branch(name, x, in_channels, out, stride):
+        y = g.conv_bn(name + ".a", x, in_channels, out, 1)
+        y = g.conv_bn(name + ".dw", y, out, out, 3, stride, group=out, activation=None)
+        return g.conv_bn(name + ".b", y, out, out, 1)
+
+    x = g.conv_bn("stem", "input", 3, 24, 3, 2)
+    x = g.node("MaxPool", [x], "pool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    channels, size = 24, image // 4
+    for stage, (out, units) in enumerate([(116, 4), (232, 8), (464, 4)]):
+        for unit in range(units):
+            name = f"s{stage}.{unit}"
+            if unit == 0:
+                left = g.conv_bn(name + ".l", g.conv_bn(name + ".ldw", x, channels, channels, 3,
+                                                        2, group=channels, activation=None),
+                                 channels, out // 2, 1)
+                right = branch(name + ".r", x, channels, out // 2, 2)
+                size //= 2
+            else:
+                halves = g.constant(name + ".halves", np.array([out // 2] * 2, np.int64))
+                g.nodes.append(helper.make_node("Split", [x, halves], [name + ".x1", name + ".x2"],
+                                                axis=1, name=name + ".cut"))
+                left, right = name + ".x1", branch(name + ".r", name + ".x2", out // 2,
+                                                   out // 2, 1)
+            x = shuffle(g.node("Concat", [left, right], name + ".cat", axis=1), out, size,
+                        name + ".shuffle")
+            channels = out
+    x = g.conv_bn("last", x, channels, 1024, 1)
+    return g.model("shufflenetv2", g.classifier(x, 1024, classes), batch, image, classes,
+                   opset)
+
+
+def deeplab_aspp(image: int = 128, batch: int = 1, opset: int = 13) -> onnx.ModelProto:
+    g = Graph(9)
+    x = g.conv_bn("c1", "input", 3, 64, 3, 2)
+    x = g.conv_bn("c2", x, 64, 128, 3, 2)
+    x = g.conv_bn("c3", x, 128, 256, 3, 2)
+    branches = [g.conv_bn("aspp0", x, 256, 128, 1)]
+    for rate in (2, 4, 6):
+        conv = g.node("Conv", [x, g.weight(f"aspp{rate}.w", 128, 256, 3, 3)], f"aspp{rate}",
+                      kernel_shape=[3, 3], pads=[rate] * 4, dilations=[rate, rate])
+        branches.append(g.relu(g.batch_norm(f"aspp{rate}.bn", conv, 128)))
+    pooled = g.relu(g.conv("pool.conv", g.node("GlobalAveragePool", [x], "pool"), 256, 128, 1))
+    size = image // 8
+    branches.append(g.node("Expand", [pooled, g.constant("pool.shape", np.array(
+        [batch, 128, size, size], np.int64))], "pool.expand"))
+    x = g.conv_bn("project", g.node("Concat", branches, "aspp", axis=1), 640, 128, 1)
+    out = g.conv("classes", x, 128, 21, 1)
+    return _model(g, "deeplab_aspp", out, [batch, 3, image, image], [batch, 21, size, size],
+                  opset)
+
+
 MODELS = {"efficientnet_like": efficientnet_like, "unet_like": unet_like,
-          "resnet18": resnet18, "mobilenetv1": mobilenetv1}
+          "resnet18": resnet18, "mobilenetv1": mobilenetv1, "shufflenetv2": shufflenetv2,
+          "deeplab_aspp": deeplab_aspp}

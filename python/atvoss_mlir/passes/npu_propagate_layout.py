@@ -54,7 +54,10 @@ the transpose goes.
 Ops are visited in program order, so the transpose moves down a chain of
 elementwise ops until it reaches an op that wants NCHW (a reshape, the
 function's result) or the transpose to NHWC of the next conv, with which
-canonicalization folds it away. Broadcast operands (per-channel parameters) are
+canonicalization folds it away. A transpose that undoes the one it reads is
+bypassed at once (its readers read that one's source): a grouped conv's
+input, padded in NHWC and sliced per group, then stays in NHWC rather than
+taking the pad above it, into NCHW. Broadcast operands (per-channel parameters) are
 not moved: only their indexing maps change.
 """
 
@@ -359,6 +362,14 @@ def move_below_expand(expand) -> None:
     expand.erase()
 
 
+def cancels(transpose) -> bool:
+    """Whether `transpose` undoes the transpose it reads."""
+    found = transpose_source(transpose.operands[0])
+    permutation = list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"]))
+    return found is not None and \
+        [found[1][d] for d in permutation] == list(range(len(permutation)))
+
+
 def move_above_collapse(transpose) -> None:
     """transpose(collapse(y), q) -> collapse'(transpose(y, q')): the groups of
     the collapse are transposed whole, then collapsed in their new order."""
@@ -595,6 +606,11 @@ class NpuPropagateLayout(ModulePass):
                             op.location, "transpose of a collapsed transposed tensor moves "
                                          "above 'tensor.collapse_shape', where the two compose")
                         move_above_collapse(op)
+                    elif cancels(op):
+                        # Its readers read the source of the transpose it
+                        # undoes (a moved one meeting the next op's), so that
+                        # a pad or slice after it stays in that layout.
+                        op.results[0].replace_all_uses_with(transpose_source(source)[0])
                     continue
                 if op.name in POSITIONS:
                     if movable_below(op):

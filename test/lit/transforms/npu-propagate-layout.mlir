@@ -466,3 +466,42 @@ func.func @shuffle$split(%y: tensor<1x4x4x8xf32>) -> (tensor<1x4x4x4xf32>, tenso
   %tb = linalg.transpose ins(%b : tensor<1x4x4x4xf32>) outs(%e3 : tensor<1x4x4x4xf32>) permutation = [0, 2, 3, 1]
   return %ta, %tb : tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>
 }
+
+// -----
+
+// A grouped conv's input as the importer writes it: the relu's NCHW result
+// transposed to NHWC, padded there and sliced per group. Once the relu runs
+// in NHWC, the transpose to NHWC undoes the one moved below the relu: the pad
+// reads the relu's result, and no transpose is left (not a pad moved above
+// the transpose to NHWC, into NCHW, between two transposes).
+
+// CHECK-LABEL: func.func @grouped_conv_input$pad_stays_nhwc
+// CHECK-SAME:    (%[[Y:.*]]: tensor<1x4x4x8xf32>)
+// CHECK-NOT:     linalg.transpose
+// CHECK:         %[[R:.*]] = linalg.generic {{.*}} ins(%[[Y]] : tensor<1x4x4x8xf32>)
+// CHECK:         %[[P:.*]] = tensor.pad %[[R]] low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK:         tensor.extract_slice %[[P]][0, 0, 0, 0] [1, 6, 6, 4]
+// CHECK:         tensor.extract_slice %[[P]][0, 0, 0, 4] [1, 6, 6, 4]
+// CHECK-NOT:     linalg.transpose
+func.func @grouped_conv_input$pad_stays_nhwc(%y: tensor<1x4x4x8xf32>) -> (tensor<1x6x6x4xf32>, tensor<1x6x6x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x8x4x4xf32>
+  %x = linalg.transpose ins(%y : tensor<1x4x4x8xf32>) outs(%e0 : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+  %e1 = tensor.empty() : tensor<1x8x4x4xf32>
+  // expected-remark @below {{'linalg.generic' runs in the layout of its transposed input #0: the transpose moves below it}}
+  %r = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (n, c, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<1x8x4x4xf32>) outs(%e1 : tensor<1x8x4x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %m = arith.maximumf %v, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x4x4xf32>
+  %e2 = tensor.empty() : tensor<1x4x4x8xf32>
+  %t = linalg.transpose ins(%r : tensor<1x8x4x4xf32>) outs(%e2 : tensor<1x4x4x8xf32>) permutation = [0, 2, 3, 1]
+  %p = tensor.pad %t low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x4x8xf32> to tensor<1x6x6x8xf32>
+  %a = tensor.extract_slice %p[0, 0, 0, 0] [1, 6, 6, 4] [1, 1, 1, 1] : tensor<1x6x6x8xf32> to tensor<1x6x6x4xf32>
+  %b = tensor.extract_slice %p[0, 0, 0, 4] [1, 6, 6, 4] [1, 1, 1, 1] : tensor<1x6x6x8xf32> to tensor<1x6x6x4xf32>
+  return %a, %b : tensor<1x6x6x4xf32>, tensor<1x6x6x4xf32>
+}

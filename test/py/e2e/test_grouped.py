@@ -174,3 +174,41 @@ def test_grouped_conv_reads_its_slice_of_a_shuffle_kept_in_sram(target):
                                     {"x": randn(1, 12, 8, 8, seed=6)}, target, **FP32)
     if target == "npu -fusion=2":
         assert messages(compiled, "kept 'linalg.transpose' output in SRAM")
+
+
+def resnext_block(size: int = 16, width: int = 64, groups: int = 16) -> onnx.ModelProto:
+    """ResNeXt's bottleneck: 1x1 conv, batch norm, relu, a padded 3x3 conv of
+    `groups` groups, batch norm, relu, 1x1 conv, residual add, relu."""
+    rng = np.random.default_rng(12)
+
+    def weights(*shape):
+        return (rng.standard_normal(shape) * 0.3).astype(np.float32)
+
+    def norm(name, channels):
+        return {f"{name}.s": weights(channels) + 1, f"{name}.b": weights(channels),
+                f"{name}.m": weights(channels), f"{name}.v": np.abs(weights(channels)) + 0.5}
+    params = {"w1": weights(width, width, 1, 1), "w2": weights(width, width // groups, 3, 3),
+              "w3": weights(width, width, 1, 1)} | norm("n1", width) | norm("n2", width)
+    return model(
+        [helper.make_node("Conv", ["x", "w1"], ["c1"]),
+         helper.make_node("BatchNormalization", ["c1", "n1.s", "n1.b", "n1.m", "n1.v"], ["b1"]),
+         helper.make_node("Relu", ["b1"], ["r1"]),
+         helper.make_node("Conv", ["r1", "w2"], ["c2"], group=groups, pads=[1] * 4),
+         helper.make_node("BatchNormalization", ["c2", "n2.s", "n2.b", "n2.m", "n2.v"], ["b2"]),
+         helper.make_node("Relu", ["b2"], ["r2"]),
+         helper.make_node("Conv", ["r2", "w3"], ["c3"]),
+         helper.make_node("Add", ["c3", "x"], ["a"]),
+         helper.make_node("Relu", ["a"], ["y"])],
+        {"x": [1, width, size, size]}, {"y": [1, width, size, size]}, params)
+
+
+@pytest.mark.parametrize("target", ["npu", "npu -fusion=0", "npu -layout-pref=NCHW",
+                                    SMALL_SRAM_TARGET])
+def test_padded_grouped_conv_stays_in_nhwc(target):
+    """The grouped conv's padded input stays in NHWC: the transposes left are
+    the model input's and result's (NHWC), none between the relu and the
+    groups' convs."""
+    compiled, _ = compile_and_check(resnext_block(), {"x": randn(1, 64, 16, 16, seed=13)},
+                                    target, **FP32)
+    if "NCHW" not in target:
+        assert str(compiled.module).count('"npu.transpose"') == 2
