@@ -39,7 +39,10 @@ class NpuTarget:
     dram_bytes_per_cycle: int = _option("dram-bytes-per-cycle", 64, "DRAM bandwidth", minimum=1)
     dma_channels: int = _option("dma-channels", 2, "number of DMA channels", minimum=1, maximum=16)
     dma_setup_cycles: int = _option("dma-setup-cycles", 100, "fixed cost of one DMA", minimum=0)
-    dma_burst_bytes: int = _option("dma-burst-bytes", 32, "DMA burst size in bytes", minimum=1)
+    # At most a DRAM page: the burst count of a view is a histogram over the
+    # positions in a burst, as large as the burst.
+    dma_burst_bytes: int = _option("dma-burst-bytes", 32, "DMA burst size in bytes", minimum=1,
+                                   maximum=4096)
     # Vector unit and fallback.
     vector_lanes: int = _option("vector-lanes", 64, "vector unit elements per cycle", minimum=1)
     fallback_cycles_per_element: int = _option(

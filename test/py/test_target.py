@@ -41,6 +41,8 @@ def test_every_field_has_an_option_and_a_default():
 @pytest.mark.parametrize("text, message", [
     ("npu -max-sram-bytes=abc", "option '-max-sram-bytes' expects an integer, got 'abc'"),
     ("npu -pipeline-stages=4", "option '-pipeline-stages' must be in [1, 3], got '4'"),
+    ("npu -dma-burst-bytes=2147483647",
+     "option '-dma-burst-bytes' must be in [1, 4096], got '2147483647'"),
     ("npu -dataflow=is", "option '-dataflow' expects one of ws, os, auto, got 'is'"),
     ("npu -sram=1", "unknown target option '-sram'"),
     ("npu max-sram-bytes=1", "malformed target option 'max-sram-bytes=1'"),
