@@ -74,6 +74,8 @@ def gather(node, inputs):
 
 @folds("Range")
 def range_(node, inputs):
+    if len(inputs) != 3:
+        raise ImportFailure(f"Range takes start, limit and delta: got {len(inputs)} inputs")
     for value, name in zip(inputs, ("start", "limit", "delta")):
         if np.asarray(value).size != 1:
             raise ImportFailure(f"{name} must be a scalar, not of shape {list(value.shape)}")

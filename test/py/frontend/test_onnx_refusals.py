@@ -126,3 +126,12 @@ def test_cli_refusal_exits_1_without_traceback(tmp_path):
     assert f"{path}:1:1" in result.stderr
     assert "node 'node0' (Einsum, opset 19): Einsum with a repeated subscript in one " \
         "operand (a diagonal) is not supported" in result.stderr
+
+
+def test_range_with_other_than_three_inputs_is_a_located_error():
+    """A Range of one input (the fuzzer's, at an opset before Range's): refused
+    at the node, not raised as a ValueError."""
+    onnx_model = one_node("Range", TensorProto.FLOAT, [], {"start": np.asarray(1.0, F32)},
+                          inputs=["start"], opset=8)
+    assert "node 'node0' (Range, opset 8): Range takes start, limit and delta: got 1 " \
+        "inputs" in error_of(onnx_model)

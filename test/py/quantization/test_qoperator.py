@@ -11,6 +11,7 @@ import pytest
 from onnx import helper
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
 
+import atvoss_mlir
 from atvoss_mlir.diagnostics import DiagnosticError
 
 from test_int8 import (assert_within_one_lsb, atvoss_cli, compiled_outputs, elem, integers,
@@ -195,3 +196,18 @@ def test_qlinearmatmul_of_runtime_tensors_too_deep_for_f32_is_refused():
     with pytest.raises(DiagnosticError) as failure:
         compiled_outputs(model, {"a": a, "b": w})
     assert "its sums would leave f32's exact integers" in str(failure.value)
+
+
+def test_qlinearconcat_axis_of_another_type_is_a_located_error():
+    """A com.microsoft op is not checked against an ONNX schema: an 'axis'
+    given as a string is refused at the node, not raised as a TypeError."""
+    dtype = np.uint8
+    a = integers(dtype, (1, 8, 6, 6))
+    node = helper.make_node("QLinearConcat", ["ys", "yz", "a", "as", "az"], ["y"],
+                            domain="com.microsoft", axis="channels")
+    onnx_model = microsoft_model(node, {"a": a}, {**params(dtype, 0.05, 3, "y"),
+                                                  **params(dtype, 0.05, 3, "a")}, dtype)
+    with pytest.raises(DiagnosticError) as error:
+        atvoss_mlir.compile(onnx_model)
+    assert "(QLinearConcat, opset" in str(error.value)
+    assert "axis 'channels' is not an integer" in str(error.value)
