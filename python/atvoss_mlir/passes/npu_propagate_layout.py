@@ -370,17 +370,23 @@ def cancels(transpose) -> bool:
         [found[1][d] for d in permutation] == list(range(len(permutation)))
 
 
+def groups_reordered(groups: list, order: list[int]) -> tuple:
+    """The groups of a collapse taken in `order`: (the permutation of the
+    collapsed tensor's dims that puts them so, the groups over its result)."""
+    moved = [d for i in order for d in groups[i]]
+    new_groups, next_dim = [], 0
+    for i in order:
+        new_groups.append(list(range(next_dim, next_dim + len(groups[i]))))
+        next_dim += len(groups[i])
+    return moved, new_groups
+
+
 def move_above_collapse(transpose) -> None:
     """transpose(collapse(y), q) -> collapse'(transpose(y, q')): the groups of
     the collapse are transposed whole, then collapsed in their new order."""
     collapse = transpose.operands[0].owner
     permutation = list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"]))
-    groups = reassociation(collapse)
-    moved = [d for i in permutation for d in groups[i]]
-    new_groups, next_dim = [], 0
-    for i in permutation:
-        new_groups.append(list(range(next_dim, next_dim + len(groups[i]))))
-        next_dim += len(groups[i])
+    moved, new_groups = groups_reordered(reassociation(collapse), permutation)
     with transpose.location, ir.InsertionPoint(transpose):
         inner = transposed(collapse.operands[0], moved)
         result = tensor.CollapseShapeOp(transpose.results[0].type, inner,
@@ -452,13 +458,7 @@ def collapse_in_nhwc(collapse) -> None:
     groups are collapsed in NHWC order (r puts the channel group last), so the
     new transpose composes with x's own and the one after the collapse moves
     on below it (a Split's slices take it, the next conv's cancels it)."""
-    groups = reassociation(collapse)
-    ordered = [groups[i] for i in TO_NHWC]
-    moved = [d for group in ordered for d in group]
-    new_groups, next_dim = [], 0
-    for group in ordered:
-        new_groups.append(list(range(next_dim, next_dim + len(group))))
-        next_dim += len(group)
+    moved, new_groups = groups_reordered(reassociation(collapse), TO_NHWC)
     result_type = ir.RankedTensorType(collapse.results[0].type)
     shape = [result_type.shape[i] for i in TO_NHWC]
     with collapse.location, ir.InsertionPoint(collapse):
