@@ -115,18 +115,33 @@ def arity_problem(proto: onnx.NodeProto, opset: int) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=None)
+def contrib_attribute_types(domain: str, op_type: str) -> dict:
+    """An op of another domain (com.microsoft): its attributes' types
+    (AttributeProto type numbers) by name, from onnxruntime's schema of it;
+    {} when it has none."""
+    from onnxruntime.capi import onnxruntime_pybind11_state as ort_state
+    for schema in ort_state.get_all_operator_schema():
+        if schema.domain == domain and schema.name == op_type:
+            return {name: int(formal.type) for name, formal in schema.attributes.items()}
+    return {}
+
+
 def attribute_problem(proto: onnx.NodeProto, opset: int) -> str | None:
-    """An attribute of the node of another type than its ONNX schema gives it,
-    or None (ops of other domains are not checked)."""
-    schema = node_schema(proto.op_type, opset) if proto.domain in ("", "ai.onnx") else None
-    if schema is None:
-        return None
+    """An attribute of the node of another type than its schema gives it (the
+    ONNX schema; onnxruntime's for an op of another domain), or None."""
+    if proto.domain in ("", "ai.onnx"):
+        schema = node_schema(proto.op_type, opset)
+        formal_types = {} if schema is None else \
+            {name: int(formal.type) for name, formal in schema.attributes.items()}
+    else:
+        formal_types = contrib_attribute_types(proto.domain, proto.op_type)
     type_name = onnx.AttributeProto.AttributeType.Name
     for attribute in proto.attribute:
-        formal = schema.attributes.get(attribute.name)
-        if formal is not None and attribute.type != int(formal.type):
+        formal = formal_types.get(attribute.name)
+        if formal is not None and attribute.type != formal:
             return (f"attribute '{attribute.name}' is {type_name(attribute.type)}, "
-                    f"{proto.op_type} takes {type_name(int(formal.type))}")
+                    f"{proto.op_type} takes {type_name(formal)}")
     return None
 
 

@@ -198,16 +198,22 @@ def test_qlinearmatmul_of_runtime_tensors_too_deep_for_f32_is_refused():
     assert "its sums would leave f32's exact integers" in str(failure.value)
 
 
-def test_qlinearconcat_axis_of_another_type_is_a_located_error():
-    """A com.microsoft op is not checked against an ONNX schema: an 'axis'
-    given as a string is refused at the node, not raised as a TypeError."""
+@pytest.mark.parametrize("op_type,inputs,attributes,expected", [
+    ("QLinearConcat", ["ys", "yz", "a", "as", "az"], {"axis": "channels"},
+     "attribute 'axis' is STRING, QLinearConcat takes INT"),
+    ("QLinearAveragePool", ["a", "as", "az", "ys", "yz"], {"kernel_shape": 2},
+     "attribute 'kernel_shape' is INT, QLinearAveragePool takes INTS"),
+])
+def test_com_microsoft_attribute_of_another_type_is_a_located_error(op_type, inputs,
+                                                                     attributes, expected):
+    """No ONNX schema checks a com.microsoft op: its attributes are checked
+    against onnxruntime's schema of it, refused at the node, not raised as a
+    TypeError by its handler."""
     dtype = np.uint8
     a = integers(dtype, (1, 8, 6, 6))
-    node = helper.make_node("QLinearConcat", ["ys", "yz", "a", "as", "az"], ["y"],
-                            domain="com.microsoft", axis="channels")
+    node = helper.make_node(op_type, inputs, ["y"], domain="com.microsoft", **attributes)
     onnx_model = microsoft_model(node, {"a": a}, {**params(dtype, 0.05, 3, "y"),
                                                   **params(dtype, 0.05, 3, "a")}, dtype)
     with pytest.raises(DiagnosticError) as error:
         atvoss_mlir.compile(onnx_model)
-    assert "(QLinearConcat, opset" in str(error.value)
-    assert "axis 'channels' is not an integer" in str(error.value)
+    assert f"({op_type}, opset 13): {expected}" in str(error.value)
