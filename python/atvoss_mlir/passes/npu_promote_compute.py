@@ -35,9 +35,10 @@ def sram_constant(value: float, buffer: ir.Value) -> ir.Value:
     return arith.ConstantOp(element_type, float(value)).result
 
 
-def mark_init() -> None:
-    """Mark the op just built as writing an output tile's initial value."""
-    built_op().attributes[INIT_ATTR] = ir.UnitAttr.get()
+def mark_init(tile: ir.Value) -> None:
+    """Mark the op just built, writing `tile`, as writing an output tile's
+    initial value."""
+    built_op(tile).attributes[INIT_ATTR] = ir.UnitAttr.get()
 
 
 
@@ -116,7 +117,7 @@ class TileCompute(TileSpace):
             bias = self.compute_view("bias", t, index)   # int32, into the accumulator
             rank = ir.MemRefType(out.type).rank
             linalg.broadcast(bias, outs=[accumulator], dimensions=list(range(rank - 1)))
-            mark_init()   # the op's bias epilogue adds it
+            mark_init(accumulator)   # the op's bias epilogue adds it
         elif first and "bias" in self.staged:
             bias = self.compute_view("bias", t, index)
             rank = ir.MemRefType(out.type).rank
@@ -124,10 +125,10 @@ class TileCompute(TileSpace):
             if self.accumulators:   # the fp32 accumulator starts from the bias
                 linalg.copy(out, outs=[accumulator])
             else:                   # the op's bias epilogue adds it
-                mark_init()
+                mark_init(out)
         elif first and problem.init_value is not None and not self.recipe.reads_output(problem):
             linalg.fill(sram_constant(problem.init_value, accumulator), outs=[accumulator])
-            mark_init()
+            mark_init(accumulator)
         elif first and self.accumulators:
             linalg.copy(out, outs=[accumulator])   # the loaded output, widened
         # Inputs by their view; the output (the last operand) by position, since

@@ -118,7 +118,7 @@ class Conv2dRecipe(Recipe):
         linalg.conv_2d_nhwc_hwcf(*inputs, outs=[out],
                                  strides=ints(optional_attr(op, "strides"), (1, 1)),
                                  dilations=ints(optional_attr(op, "dilations"), (1, 1)))
-        built = built_op()
+        built = built_op(out)
         copy_npu_attributes(op, built)
         return built
 

@@ -109,14 +109,25 @@ def checked_attr(op, name: str, kind, valid, expected: str):
     return value
 
 
-def built_op() -> ir.Operation:
-    """The op just built before the current insertion point (linalg builders on
-    memrefs return no result to reach it by)."""
+def latest(ops: list):
+    """The last in their block of ops of one block (None for none)."""
+    found = None
+    for op in ops:
+        if found is None or found.is_before_in_block(op):
+            found = op
+    return found
+
+
+def built_op(out: ir.Value) -> ir.Operation:
+    """The op just built before the current insertion point, writing `out`
+    (linalg builders on memrefs return no result to reach it by): the last of
+    `out`'s users in the block before that point, found without walking the
+    block (a long one, a whole program's top level, made this quadratic)."""
     point = ir.InsertionPoint.current
-    operations = list(point.block.operations)
-    position = len(operations) if point.ref_operation is None else \
-        operations.index(point.ref_operation)
-    return operations[position - 1].operation
+    here = point.ref_operation
+    return latest([use.owner.operation for use in out.uses
+                   if use.owner.operation.block == point.block
+                   and (here is None or use.owner.operation.is_before_in_block(here))])
 
 
 def npu_attribute_names(op) -> list[str]:

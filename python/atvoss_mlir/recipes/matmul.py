@@ -100,7 +100,7 @@ class MatmulRecipe(Recipe):
     def build_on_tiles(self, op, inputs, out):
         builder = linalg.matmul if op.name == "linalg.matmul" else linalg.batch_matmul
         builder(*inputs, outs=[out])
-        built = built_op()
+        built = built_op(out)
         copy_npu_attributes(op, built)
         return built
 

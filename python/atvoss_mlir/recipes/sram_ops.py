@@ -9,7 +9,7 @@ from mlir import ir
 from mlir.dialects import memref
 
 from ..dialects import npu
-from .ir_queries import ACTIVATIONS, CLIP_ATTRS, RESIDENT_VIEWS
+from .ir_queries import ACTIVATIONS, CLIP_ATTRS, RESIDENT_VIEWS, latest
 from .problem import (ACTIVATION_ATTR, DATAFLOW_ATTR, INIT_ATTR, checked_attr, constant_value,
                       tile_nest_root)
 from .tile_ir import DYNAMIC, index, mixed, subview
@@ -82,14 +82,19 @@ def initial_value(op, out: ir.Value):
     `op`: the nearest op of its block touching the tile (variants of one step
     share the tile's view, so only the block's own ops count)."""
     tile = strip_casts(out)
-    found = None
-    for sibling in op.operation.block.operations:
-        sibling = sibling.operation
-        if sibling == op.operation:
-            return found
-        if any(strip_casts(operand) == tile for operand in sibling.operands):
-            found = sibling if INIT_ATTR in sibling.attributes else None
-    return found
+    op = op.operation
+    # The ops using the tile or a cast of it, not walking the block (a long
+    # one, a whole program's top level, made this quadratic).
+    users, values = [], [tile]
+    while values:
+        for use in values.pop().uses:
+            user = use.owner.operation
+            if user.name == "memref.cast":
+                values.append(user.results[0])
+            if user.block == op.block and user.is_before_in_block(op):
+                users.append(user)
+    nearest = latest(users)
+    return nearest if nearest is not None and INIT_ATTR in nearest.attributes else None
 
 
 def fill_constant(fill) -> float:
