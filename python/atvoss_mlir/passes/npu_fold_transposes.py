@@ -38,7 +38,7 @@ from ..recipes.problem import Unsupported, indexing_maps, input_count
 from ..recipes.vector_body import body_program
 from ..frontend.builders import reshape
 from . import ModulePass, PassContext, erase_if_unused, ops_where, tensor_bytes
-from .npu_propagate_layout import remapped
+from .layout_elementwise import remapped
 
 
 def set_maps(op, maps: list[ir.AffineMap]) -> None:

@@ -28,8 +28,8 @@ from mlir.dialects import memref
 from ..frontend.builders import reassociation_attr
 from ..machine_model import type_bytes
 from . import ModulePass, PassContext, function_bodies
+from .layout_moves import reassociation
 from .npu_pad_in_place import block_alloc, operation
-from .npu_propagate_layout import reassociation
 from .npu_verify_tokens import root_buffer
 
 # Structured ops that write all of their one output without reading it.

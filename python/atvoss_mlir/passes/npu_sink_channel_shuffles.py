@@ -37,7 +37,7 @@ from .cascade_chains import constant_padding
 from .npu_convert_layout import transposed
 from .npu_pool_before_conv import channel_bias, constant_array
 from ..frontend.builders import reassociation_attr
-from .npu_propagate_layout import reassociation, static_shaped
+from .layout_moves import reassociation, static_shaped
 
 SPLIT_CHANNELS = [[0], [1], [2], [3, 4]]
 
