@@ -116,15 +116,15 @@ def arity_problem(proto: onnx.NodeProto, opset: int) -> str | None:
 
 
 @functools.lru_cache(maxsize=None)
-def contrib_attribute_types(domain: str, op_type: str) -> dict:
-    """An op of another domain (com.microsoft): its attributes' types
-    (AttributeProto type numbers) by name, from onnxruntime's schema of it;
-    {} when it has none."""
+def contrib_attribute_types() -> dict:
+    """The ops of onnxruntime's other domains (com.microsoft), by (domain, op
+    type): their attributes' types (AttributeProto type numbers) by name, from
+    its schemas, read once."""
     from onnxruntime.capi import onnxruntime_pybind11_state as ort_state
-    for schema in ort_state.get_all_operator_schema():
-        if schema.domain == domain and schema.name == op_type:
-            return {name: int(formal.type) for name, formal in schema.attributes.items()}
-    return {}
+    return {(schema.domain, schema.name): {name: int(formal.type)
+                                           for name, formal in schema.attributes.items()}
+            for schema in ort_state.get_all_operator_schema()
+            if schema.domain not in ("", "ai.onnx")}
 
 
 def attribute_problem(proto: onnx.NodeProto, opset: int) -> str | None:
@@ -135,7 +135,7 @@ def attribute_problem(proto: onnx.NodeProto, opset: int) -> str | None:
         formal_types = {} if schema is None else \
             {name: int(formal.type) for name, formal in schema.attributes.items()}
     else:
-        formal_types = contrib_attribute_types(proto.domain, proto.op_type)
+        formal_types = contrib_attribute_types().get((proto.domain, proto.op_type), {})
     type_name = onnx.AttributeProto.AttributeType.Name
     for attribute in proto.attribute:
         formal = formal_types.get(attribute.name)

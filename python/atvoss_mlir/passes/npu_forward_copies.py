@@ -27,9 +27,9 @@ from mlir.dialects import memref
 
 from ..frontend.builders import reassociation_attr
 from ..machine_model import type_bytes
-from . import ModulePass, PassContext, function_bodies
+from . import ModulePass, PassContext
 from .layout_moves import reassociation
-from .npu_pad_in_place import block_alloc, operation
+from .npu_pad_in_place import block_alloc, operation, rewrite_copies
 from .npu_verify_tokens import root_buffer
 
 # Structured ops that write all of their one output without reading it.
@@ -155,16 +155,11 @@ class NpuForwardCopies(ModulePass):
     summary = "Let the writer of a buffer copied through a reshape into a view write the view"
 
     def run(self, module: ir.Operation, context: PassContext) -> None:
-        with module.context:
-            for block in function_bodies(module):
-                order = {op.operation: i for i, op in enumerate(block.operations)}
-                for copy in [op for op in order if op.name == "memref.copy"]:
-                    found = match(copy, block, order)
-                    if found is None:
-                        continue
-                    location, name = found.writer.location, found.writer.name
-                    saved = forward(found, order)
-                    order = {op.operation: i for i, op in enumerate(block.operations)}
-                    context.diagnostics.remark(
-                        location, f"'{name}' writes the view its reshaped result was copied "
-                                  f"into: no copy (saves {saved} B of DRAM traffic)")
+        rewrite_copies(module, context, match, self.rewrite)
+
+    @staticmethod
+    def rewrite(found: ForwardedCopy, block: ir.Block, order: dict) -> tuple:
+        location, name = found.writer.location, found.writer.name
+        saved = forward(found, order)
+        return location, (f"'{name}' writes the view its reshaped result was copied into: "
+                          f"no copy (saves {saved} B of DRAM traffic)")

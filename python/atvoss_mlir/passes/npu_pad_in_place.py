@@ -163,29 +163,39 @@ def write_in_place(found: PaddedCopy, block: ir.Block, order: dict) -> int:
     return 3 * source_bytes
 
 
+def rewrite_copies(module: ir.Operation, context: PassContext, match, rewrite) -> None:
+    """Each memref.copy of a function body that `match(copy, block, order)`
+    takes, rewritten by `rewrite(found, block, order)`, which returns (the
+    location, the remark there); the block's order is taken again after each
+    (ops moved and erased)."""
+    with module.context:
+        for block in function_bodies(module):
+            order = {op.operation: i for i, op in enumerate(block.operations)}
+            for copy in [op for op in order if op.name == "memref.copy"]:
+                found = match(copy, block, order)
+                if found is None:
+                    continue
+                location, remark = rewrite(found, block, order)
+                order = {op.operation: i for i, op in enumerate(block.operations)}
+                context.diagnostics.remark(location, remark)
+
+
 @dataclass(frozen=True)
 class NpuPadInPlace(ModulePass):
     argument = "npu-pad-in-place"
     summary = "Let the producer of a padded tensor write the padded buffer's interior"
 
     def run(self, module: ir.Operation, context: PassContext) -> None:
-        with module.context:
-            for block in function_bodies(module):
-                order = {op.operation: i for i, op in enumerate(block.operations)}
-                for copy in [op for op in order if op.name == "memref.copy"]:
-                    found = match(copy, block, order)
-                    if found is None:
-                        continue
-                    # The last op writing the source before the copy computes it
-                    # (a conv after the fill of its accumulator).
-                    writer = max((operation(use.owner) for use in found.source.uses
-                                  if operation(use.owner) != copy),
-                                 key=lambda op: position(op, block, order))
-                    location = writer.location
-                    saved = write_in_place(found, block, order)
-                    # Ops moved and erased: the order is taken again.
-                    order = {op.operation: i for i, op in enumerate(block.operations)}
-                    context.diagnostics.remark(
-                        location, f"'{writer.name}' writes the interior of the padded buffer "
-                                  f"read after it: no copy into it (saves {saved} B of DRAM "
-                                  f"traffic)")
+        rewrite_copies(module, context, match, self.rewrite)
+
+    @staticmethod
+    def rewrite(found: PaddedCopy, block: ir.Block, order: dict) -> tuple:
+        # The last op writing the source before the copy computes it (a conv
+        # after the fill of its accumulator).
+        writer = max((operation(use.owner) for use in found.source.uses
+                      if operation(use.owner) != found.copy),
+                     key=lambda op: position(op, block, order))
+        location = writer.location
+        saved = write_in_place(found, block, order)
+        return location, (f"'{writer.name}' writes the interior of the padded buffer read "
+                          f"after it: no copy into it (saves {saved} B of DRAM traffic)")

@@ -33,6 +33,7 @@ from mlir import ir
 from mlir.dialects import tensor
 
 from ..frontend.builders import empty, element_of, extract_slice, shape_of
+from ..recipes.ir_queries import latest
 from ..recipes.tile_ir import static
 from . import ModulePass, PassContext, function_bodies, tensor_bytes
 
@@ -197,10 +198,9 @@ def insert_as_produced(concat: Concatenation, body: ir.Block) -> bool:
     concat.empty.move_before(origin(in_order[0][0]))
     current = concat.empty.results[0]
     for value, offsets, sizes in pieces:
-        position = {op.operation: index for index, op in enumerate(body.operations)}
-        after = max(defined_at(value, position), defined_at(current, position))
-        anchor = list(body.operations)[after + 1]
-        with anchor.location, ir.InsertionPoint(anchor):
+        after = latest([v.owner.operation for v in (value, current)
+                        if isinstance(v, ir.OpResult)])
+        with after.location, ir.InsertionPoint.after(after):
             current = tensor.InsertSliceOp(value, current, [], [], [], offsets, sizes,
                                            [1] * len(sizes)).result
     concat.value.replace_all_uses_with(current)
