@@ -44,6 +44,7 @@ _REGISTRY = {
     "npu-tile": "npu_tile:NpuTile",
     "npu-promote-to-sram": "npu_promote_to_sram:NpuPromoteToSram",
     "npu-convert-linalg-to-npu": "npu_convert_linalg_to_npu:NpuConvertLinalgToNpu",
+    "npu-share-constant-tiles": "npu_share_constant_tiles:NpuShareConstantTiles",
     "npu-prefetch-weights": "npu_prefetch_weights:NpuPrefetchWeights",
     "npu-prefetch-inputs": "npu_prefetch_inputs:NpuPrefetchInputs",
     "npu-defer-store-waits": "npu_defer_store_waits:NpuDeferStoreWaits",

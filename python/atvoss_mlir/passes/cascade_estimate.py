@@ -219,9 +219,16 @@ def evaluate(members: list, rows: int, target, lead: int = 0) -> Plan | None:
                 return None
             if member.is_pad:
                 continue
-            traffic = weight_bytes(member) + (out if i == 0 else 0) + loads + \
+            # The weights are loaded by the first strip; the later ones read
+            # that tile (npu-share-constant-tiles).
+            # A transpose heading a pipelined chain transposes rows that load
+            # while the strip before computes, as its reader would load them.
+            streamed = 0 if member.is_transpose and not in_rest else loads
+            traffic = (weight_bytes(member) if number == 0 else 0) + \
+                (out if i == 0 else 0) + streamed + \
                 skip_bytes(member, target, last - first)
-            loads = 0
+            if not (member.is_transpose and not in_rest):
+                loads = 0
             cycles += member_cycles(member, last - first - held, traffic, target) + \
                 OP_START_SETUPS * target.dma_setup_cycles
             if held:
