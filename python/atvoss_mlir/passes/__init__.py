@@ -50,6 +50,7 @@ _REGISTRY = {
     "npu-defer-store-waits": "npu_defer_store_waits:NpuDeferStoreWaits",
     "npu-share-concatenations": "npu_share_concatenations:NpuShareConcatenations",
     "npu-overlap-ops": "npu_overlap_ops:NpuOverlapOps",
+    "npu-narrow-barriers": "npu_narrow_barriers:NpuNarrowBarriers",
     "npu-allocate-sram": "npu_allocate_sram:NpuAllocateSram",
 }
 

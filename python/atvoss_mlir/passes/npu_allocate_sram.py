@@ -12,7 +12,8 @@ so an op of theirs may take the space at once; a DMA does not wait for them.
 So a buffer a DMA writes (a load's destination) does not take space a buffer
 freed since the last barrier on the compute engines had (a weight load moved
 ahead of that barrier by npu-prefetch-weights would overwrite a constant
-still being filled): it goes to the lowest offset clear of both, when that is
+still being filled; after a barrier on one unit, space only that unit's ops
+used is free): it goes to the lowest offset clear of both, when that is
 below the tensors npu-keep-in-sram keeps in SRAM while it lives (their plan
 sized the tiles); else a barrier on the compute engines goes before its alloc.
 """
@@ -26,8 +27,8 @@ from mlir import ir
 from ..machine_model import first_fit, type_bytes
 from ..recipes.problem import RESIDENT_ATTR
 from ..dialects import npu
-from . import ModulePass, PassContext
-from .npu_verify_common import VIEW_OPS
+from . import ModulePass, PassContext, top_level
+from .npu_verify_common import COMPUTE_OPS, MATRIX_OPS, VIEW_OPS
 
 
 def buffer_bytes(alloc) -> int | None:
@@ -112,10 +113,11 @@ def _silent(location, message) -> None:
 def place_block(block: ir.Block, target, error) -> ir.Operation | None:
     """Place the block's buffers (place_buffers). A DMA's buffer moved clear of
     space the compute engines may still use can leave a later buffer no room:
-    then the last move before it waits for the compute engines instead, and
-    after MOVES_UNDONE such tries every move before it, until all fit (with
-    no move left, the offsets are those of first fit alone, which
-    first_unplaced found to fit)."""
+    then the last move before it whose buffer is live there (else the last
+    move before it) waits for the compute engines instead, and after
+    MOVES_UNDONE such tries all those moves, until all fit (with no move
+    left, the offsets are those of first fit alone, which first_unplaced
+    found to fit)."""
     barriers = set()   # allocs that wait for the compute engines rather than move
     tries = 0
     listed = {}        # block -> its ops, listed once for all tries
@@ -126,8 +128,28 @@ def place_block(block: ir.Block, target, error) -> ir.Operation | None:
         if failed is None or not moved:
             break
         tries += 1
-        barriers.update(moved[-1:] if tries <= MOVES_UNDONE else moved)
+        # The moves whose buffers are still live there are what took its room.
+        live = [m for m in moved if _live_at(m, failed, listed)] or moved
+        barriers.update(live[-1:] if tries <= MOVES_UNDONE else live)
     return place_buffers(block, FirstFit.of(target), error, True, barriers, None, listed)
+
+
+def _live_at(alloc, op, listed: dict) -> bool:
+    """Whether the buffer `alloc` makes is live at `op` (by the order of the
+    ops in the block holding the alloc)."""
+    ops = listed[alloc.block]
+    at = top_level(op, alloc.block)
+    if at is None:
+        return False
+    index = {o: i for i, o in enumerate(ops)}
+    if index[alloc] > index[at]:
+        return False
+    buffer = alloc.results[0]
+    for use in buffer.uses:
+        user = use.owner.operation
+        if user.name == "npu.dealloc" and user.block == alloc.block and index[user] < index[at]:
+            return False
+    return True
 
 
 def first_unplaced(block: ir.Block, target) -> ir.Operation | None:
@@ -199,6 +221,12 @@ def place_buffers(block: ir.Block, allocator: FirstFit, error, assign: bool = Tr
             allocator.release(op.operands[0])
         elif op.name == "npu.barrier" and _waits_for_compute(op):
             allocator.busy.clear()
+        elif op.name == "npu.barrier" and "engines" in op.attributes and \
+                ir.StringAttr(op.attributes["engines"]).value in ("matrix", "vector"):
+            # That unit's ops are done: space only they used may take a DMA.
+            other = "vector" if ir.StringAttr(op.attributes["engines"]).value == "matrix" \
+                else "matrix"
+            allocator.busy = [p for p in allocator.busy if other in _units_using(p.alloc)]
         for region in op.regions:
             for nested in region.blocks:
                 failed = place_buffers(nested, allocator, error, assign, barriers, moved, listed)
@@ -236,6 +264,22 @@ def _written_by_dma(buffer: ir.Value) -> bool:
             if user.name in VIEW_OPS:
                 pending.extend(user.results)
     return False
+
+
+def _units_using(alloc) -> set:
+    """The compute units whose ops use the buffer `alloc` makes (through views);
+    both where it is used otherwise (a select, a loop's iter_arg)."""
+    pending, units = [alloc.results[0]], set()
+    while pending:
+        for use in pending.pop().uses:
+            user = use.owner.operation
+            if user.name in VIEW_OPS and use.operand_number == 0:
+                pending.extend(user.results)
+            elif user.name in COMPUTE_OPS:
+                units.add("matrix" if user.name in MATRIX_OPS else "vector")
+            elif user.name not in ("npu.dma_load", "npu.dma_store", "npu.dealloc"):
+                return {"matrix", "vector"}
+    return units
 
 
 def _waits_for_compute(barrier) -> bool:

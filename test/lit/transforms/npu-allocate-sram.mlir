@@ -102,3 +102,37 @@ func.func @alloc$dma_waits_for_compute(%x: memref<16xf32>) {
   "npu.dealloc"(%w) : (memref<16xf32, 1>) -> ()
   return
 }
+
+// -----
+
+// After a barrier on the vector unit, the space of a buffer freed before it
+// that only vector ops used is free for a DMA (%w takes %a's space); one a
+// matmul used may still be read by it (%u goes clear of %b's).
+
+// CHECK-LABEL: func.func @alloc$unit_barrier
+// CHECK:         "npu.alloc"() {offset = 0 : i64} : () -> memref<16xf32, 1>
+// CHECK:         "npu.alloc"() {offset = 64 : i64} : () -> memref<4x4xf32, 1>
+// CHECK:         "npu.barrier"() {engines = "vector"}
+// CHECK-NEXT:    "npu.alloc"() {offset = 0 : i64} : () -> memref<16xf32, 1>
+// CHECK-NEXT:    "npu.dma_load"
+// CHECK-NEXT:    "npu.alloc"() {offset = 192 : i64} : () -> memref<4x4xf32, 1>
+// CHECK-NEXT:    "npu.dma_load"
+func.func @alloc$unit_barrier(%x: memref<16xf32>, %y: memref<4x4xf32>) {
+  %a = "npu.alloc"() : () -> memref<16xf32, 1>
+  %b = "npu.alloc"() : () -> memref<4x4xf32, 1>
+  %o = "npu.alloc"() : () -> memref<4x4xf32, 1>
+  "npu.fill"(%a) {value = 1.0 : f64} : (memref<16xf32, 1>) -> ()
+  "npu.matmul"(%b, %b, %o) {accumulate = false, activation = "none"} : (memref<4x4xf32, 1>, memref<4x4xf32, 1>, memref<4x4xf32, 1>) -> ()
+  "npu.dealloc"(%a) : (memref<16xf32, 1>) -> ()
+  "npu.dealloc"(%b) : (memref<4x4xf32, 1>) -> ()
+  "npu.barrier"() {engines = "vector"} : () -> ()
+  %w = "npu.alloc"() : () -> memref<16xf32, 1>
+  %t = "npu.dma_load"(%x, %w) {channel = 0 : i64} : (memref<16xf32>, memref<16xf32, 1>) -> !npu.token
+  %u = "npu.alloc"() : () -> memref<4x4xf32, 1>
+  %s = "npu.dma_load"(%y, %u) {channel = 1 : i64} : (memref<4x4xf32>, memref<4x4xf32, 1>) -> !npu.token
+  "npu.wait"(%t, %s) : (!npu.token, !npu.token) -> ()
+  "npu.dealloc"(%u) : (memref<4x4xf32, 1>) -> ()
+  "npu.dealloc"(%w) : (memref<16xf32, 1>) -> ()
+  "npu.dealloc"(%o) : (memref<4x4xf32, 1>) -> ()
+  return
+}
