@@ -113,11 +113,11 @@ def _silent(location, message) -> None:
 def place_block(block: ir.Block, target, error) -> ir.Operation | None:
     """Place the block's buffers (place_buffers). A DMA's buffer moved clear of
     space the compute engines may still use can leave a later buffer no room:
-    then the last move before it whose buffer is live there (else the last
-    move before it) waits for the compute engines instead, and after
-    MOVES_UNDONE such tries all those moves, until all fit (with no move
-    left, the offsets are those of first fit alone, which first_unplaced
-    found to fit)."""
+    then the last move before it whose buffer is live there waits for the
+    compute engines instead, after MOVES_UNDONE such tries all those moves
+    (the last move before it when none is live there), until all fit (with
+    no move left, the offsets are those of first fit alone, which
+    first_unplaced found to fit)."""
     barriers = set()   # allocs that wait for the compute engines rather than move
     tries = 0
     listed = {}        # block -> its ops, listed once for all tries
@@ -129,8 +129,8 @@ def place_block(block: ir.Block, target, error) -> ir.Operation | None:
             break
         tries += 1
         # The moves whose buffers are still live there are what took its room.
-        live = [m for m in moved if _live_at(m, failed, listed)] or moved
-        barriers.update(live[-1:] if tries <= MOVES_UNDONE else live)
+        live = [m for m in moved if _live_at(m, failed, listed)]
+        barriers.update(live[-1:] if live and tries <= MOVES_UNDONE else live or moved[-1:])
     return place_buffers(block, FirstFit.of(target), error, True, barriers, None, listed)
 
 

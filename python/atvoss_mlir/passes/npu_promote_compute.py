@@ -24,7 +24,6 @@ from ..recipes.ir_queries import drop_epilogue
 from ..recipes.problem import ACTIVATION_ATTR, INIT_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR, built_op
 from ..recipes.tile_ir import choose, compare, div, mixed, rem, select_buffer, subview
 from .npu_promote_tiles import TileIndex, TileSpace
-from .npu_tile import reuse_period
 
 
 def sram_constant(value: float, buffer: ir.Value) -> ir.Value:
@@ -50,6 +49,17 @@ class TileCompute(TileSpace):
         """The tiles of the reduction each output tile accumulates over."""
         return math.prod(self.trips[d] for d, dim in enumerate(self.problem.dims)
                          if dim.reduction)
+
+    def reduction_step(self, t):
+        """Which step of its output tile's reduction tile t is. The reduction
+        loops are adjacent in the loop order; the loops inside them (none, or
+        the output's innermost loop) go over `inner` other output tiles
+        between two steps of one."""
+        order = list(self.order)
+        last = max(order.index(d) for d, dim in enumerate(self.problem.dims)
+                   if dim.reduction and self.trips[d] > 1)
+        inner = math.prod(self.trips[d] for d in order[last + 1:])
+        return rem(div(t, inner) if inner > 1 else t, self.reduction_steps)
 
     def has_vector_epilogue(self) -> bool:
         """Whether every tile's compute ends with a requantisation on the vector
@@ -83,7 +93,6 @@ class TileCompute(TileSpace):
         """Compute tile t, with the reduction's first/last-step variants.
         `before_epilogue` (with has_vector_epilogue) emits what comes between
         the matrix op and the requantisation."""
-        output_period = reuse_period(self.problem.output, self.order, self.trips)
         index = self.tile_index(t)
         if self.reduction_steps == 1:
             self.emit_compute(t, index, True, True, before_epilogue)
@@ -91,9 +100,9 @@ class TileCompute(TileSpace):
         if not self.recipe.accumulates:
             self.emit_compute(t, index, None, None)
             return
-        period = output_period or self.iterations
-        is_first = compare("eq", rem(t, period), 0)
-        is_last = compare("eq", rem(t, period), period - 1)
+        step = self.reduction_step(t)
+        is_first = compare("eq", step, 0)
+        is_last = compare("eq", step, self.reduction_steps - 1)
         choose(is_first, lambda: self.emit_compute(t, index, first=True, last=False),
                lambda: choose(is_last, lambda: self.emit_compute(t, index, False, True),
                               lambda: self.emit_compute(t, index, False, False)))

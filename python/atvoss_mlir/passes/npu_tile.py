@@ -38,6 +38,11 @@ tile-max and, below that, powers of two down to tile-min (dims that map onto
 the array: M/N/K, output/input channels); output rows of convolutions take
 every balanced split. The streamed dimension (matmul M, conv output pixels)
 is not capped by tile-max: a longer stream amortises the array's weight fill.
+Loop orders: the output's loops in every order, the reduction innermost; for a
+direct conv accumulating in place into its output kept in SRAM (fp32, written
+a tile at a time), also a split reduction just outside the innermost output
+loop, each input chunk then loaded once for all the output tiles
+(tile_candidates).
 The cheapest candidate that fits wins; ties go to fewer, larger tiles. The
 search (tile_search.py; the candidates, tile_candidates.py) evaluates all
 candidates at once, memoises schedules per op signature, and tries fewer

@@ -59,7 +59,36 @@ def loop_orders(problem) -> list[tuple]:
     fixed = [i for i in parallel if i not in varied]
     if not problem.recipe.matrix_unit or len(varied) > 3:
         return [tuple(parallel) + reduction]
-    return [tuple(fixed) + perm + reduction for perm in itertools.permutations(varied)]
+    orders = [tuple(fixed) + perm + reduction for perm in itertools.permutations(varied)]
+    if reduction and direct_conv_tiles(problem, problem.output) and accumulates_in_place(problem):
+        # The reduction outside the innermost output loop: each reduction step
+        # reads its input chunk once for all the output tiles, whose partial
+        # sums wait in the tensor kept in SRAM. (Only a direct conv's: the
+        # buffer plan's estimates of GEMM-form convs kept so did not match
+        # the tile search's.)
+        orders += [tuple(fixed) + perm[:-1] + reduction + perm[-1:]
+                   for perm in itertools.permutations(varied) if perm]
+    return orders
+
+
+def accumulates_in_place(problem) -> bool:
+    """Whether the op accumulates its output tiles in place, in a tensor kept
+    in SRAM that it writes tile by tile, with no accumulator of its own (an
+    fp32 output, no requantisation): a tile's partial sums may wait there
+    while the op computes others."""
+    output = problem.output
+    return problem.recipe.accumulates and output.resident and \
+        written_by_tiles(problem, output) and REQUANTIZE not in problem.details and \
+        str(output.element_type) == "f32"
+
+
+def direct_conv_tiles(problem, operand) -> bool:
+    """A direct conv's output kept in SRAM (not the interior of a padded
+    buffer), which it writes tile by tile in place, each tile a strided view
+    of the tensor: only with its reduction outside the innermost output loop
+    (tile_search.only_reduction_outer); else whole, as before."""
+    return problem.recipe.name == "conv2d" and not views_buffer_as_matrix(problem) and \
+        operand.is_output and operand.resident and not operand.padded_interior
 
 
 MAX_CANDIDATES = 40000
@@ -75,7 +104,8 @@ def written_by_tiles(problem, operand) -> bool:
     whole."""
     return operand.is_output and (REQUANTIZE in problem.details or (
         not operand.padded_interior
-        and (problem.recipe.name == "elementwise" or views_buffer_as_matrix(problem)))) \
+        and (problem.recipe.name == "elementwise" or views_buffer_as_matrix(problem)
+             or direct_conv_tiles(problem, operand)))) \
         and all(isinstance(part, Tiled) for part in operand.region) \
         and in_place(problem, operand)
 
@@ -161,7 +191,13 @@ def tile_grid(problem, target: NpuTarget, orders, explicit=None) -> list[list[in
                sorted(set(candidates(dim, target)) |
                       ({dim.size} if d in in_place_dims and dim.candidates != "one" else set()))
                for d, dim in enumerate(problem.dims)]
-    while math.prod(len(c) for c in per_dim) * len(orders) > MAX_CANDIDATES:
+    # Thinned for the orders with the reduction innermost: the reduction-outer
+    # ones an op accumulating in place may also take (loop_orders) add to the
+    # schedules rather than take tile sizes away.
+    reductions = {d for d, dim in enumerate(problem.dims) if dim.reduction}
+    innermost = [order for order in orders if not reductions
+                 or set(order[-len(reductions):]) == reductions]
+    while math.prod(len(c) for c in per_dim) * len(innermost) > MAX_CANDIDATES:
         longest = max(range(len(per_dim)), key=lambda i: len(per_dim[i]))
         per_dim[longest] = thinned(per_dim[longest])
     return per_dim

@@ -44,7 +44,7 @@ import numpy as np
 from ..recipes.problem import in_place
 from .. import machine_model
 from ..target import NpuTarget
-from .tile_candidates import loop_orders, tile_grid
+from .tile_candidates import direct_conv_tiles, loop_orders, tile_grid
 from .tile_cost import _dma_view, aligned, move_cycles, padding_fills, program_cycles, tile_bytes
 
 # Attributes the search writes; they do not take part in an op's signature.
@@ -214,9 +214,31 @@ def evaluated_space(problem, target: NpuTarget, stages: int, explicit=None) -> t
             _SPACES.clear()
         orders = loop_orders(problem)
         space = Space(problem, tile_grid(problem, target, orders, explicit))
-        _SPACES[key] = (orders, space.tiles, space.iterations) + \
-            evaluate_space(problem, space, orders, target, stages)
+        sizes, cycles = evaluate_space(problem, space, orders, target, stages)
+        _SPACES[key] = (orders, space.tiles, space.iterations,
+                        only_reduction_outer(problem, space.tiles, orders, sizes), cycles)
     return _SPACES[key]
+
+
+def only_reduction_outer(problem, tiles, orders, sizes):
+    """The working sets of the schedules, none fitting where a direct conv
+    writes its output kept in SRAM by tiles without a split reduction outside
+    the innermost output loop (tile_candidates.direct_conv_tiles): it then
+    computes the output whole (unless no candidate does)."""
+    output = problem.output
+    if not direct_conv_tiles(problem, output):
+        return sizes
+    whole = np.all(np.stack([tiles[:, d] == problem.dims[d].size
+                             for d in sorted(output.loop_dims())], axis=1), axis=1)
+    reductions = [d for d, dim in enumerate(problem.dims) if dim.reduction]
+    split = np.any(np.stack([tiles[:, d] < problem.dims[d].size for d in reductions], axis=1),
+                   axis=1) if reductions else np.zeros(len(tiles), dtype=bool)
+    outer = np.array([not problem.dims[order[-1]].reduction and
+                      any(problem.dims[d].reduction for d in order) for order in orders])
+    allowed = (whole[:, None] | (split[:, None] & outer[None, :])).ravel()
+    if not allowed.any():   # no whole output among the candidates left: any tiles
+        return sizes
+    return np.where(allowed, sizes, np.inf)
 
 
 def choose_schedule(problem, target: NpuTarget, stages: int, explicit: list[int] | None = None):
