@@ -23,6 +23,10 @@ def _int_list(value) -> list[int]:
 def reshape_target(node, shape) -> list[int]:
     requested = _int_list(node.required_constant(1, "the target shape"))
     allow_zero = node.opset >= 14 and node.attr("allowzero", 0)
+    copied = [i for i, d in enumerate(requested) if d == 0 and not allow_zero]
+    if copied and copied[-1] >= len(shape):
+        raise ImportFailure(f"target shape {requested} copies dim {copied[-1]} (a 0) of an input "
+                            f"of rank {len(shape)}")
     target = [shape[i] if d == 0 and not allow_zero else d for i, d in enumerate(requested)]
     if target.count(-1) > 1:
         raise ImportFailure(f"target shape {requested} has more than one -1")

@@ -219,15 +219,15 @@ def evaluate(members: list, rows: int, target, lead: int = 0) -> Plan | None:
                 return None
             if member.is_pad:
                 continue
-            # The weights are loaded by the first strip; the later ones read
-            # that tile (npu-share-constant-tiles).
             # A transpose heading a pipelined chain transposes rows that load
-            # while the strip before computes, as its reader would load them.
-            streamed = 0 if member.is_transpose and not in_rest else loads
+            # while the strip before computes: its reader's loads, as if it
+            # loaded them itself. The weights are loaded by the first strip;
+            # the later ones read that tile (npu-share-constant-tiles).
+            passes_loads_on = member.is_transpose and not in_rest
             traffic = (weight_bytes(member) if number == 0 else 0) + \
-                (out if i == 0 else 0) + streamed + \
+                (out if i == 0 else 0) + (0 if passes_loads_on else loads) + \
                 skip_bytes(member, target, last - first)
-            if not (member.is_transpose and not in_rest):
+            if not passes_loads_on:
                 loads = 0
             cycles += member_cycles(member, last - first - held, traffic, target) + \
                 OP_START_SETUPS * target.dma_setup_cycles

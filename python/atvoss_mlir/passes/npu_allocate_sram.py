@@ -130,7 +130,10 @@ def place_block(block: ir.Block, target, error) -> ir.Operation | None:
         tries += 1
         # The moves whose buffers are still live there are what took its room.
         live = [m for m in moved if _live_at(m, failed, listed)]
-        barriers.update(live[-1:] if live and tries <= MOVES_UNDONE else live or moved[-1:])
+        if not live:
+            barriers.update(moved[-1:])
+        else:
+            barriers.update(live[-1:] if tries <= MOVES_UNDONE else live)
     return place_buffers(block, FirstFit.of(target), error, True, barriers, None, listed)
 
 

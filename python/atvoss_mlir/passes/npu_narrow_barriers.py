@@ -27,36 +27,24 @@ from mlir import ir
 
 from . import ModulePass, PassContext, function_bodies
 from .npu_overlap_ops import compute_barrier, on_fallback, orders_compute, roots
-from .npu_verify_common import COMPUTE_OPS, DMA_OPS
+from .npu_verify_common import COMPUTE_OPS, DMA_OPS, walk_ops
 from .npu_verify_tokens import finished_at_unit_barrier, memory_accesses
 from .npu_verify_rules import dma_sram_operand
 
 
 def dma_accesses(op) -> list:
     """(buffer, writes) of each DMA in `op` (itself or nested): its SRAM side."""
-    if op.name in DMA_OPS:
-        writes = op.name == "npu.dma_load"
-        return [(buffer, writes) for buffer in
-                roots(op.operands[dma_sram_operand(op)])]
-    found = []
-    for region in op.regions:
-        for block in region.blocks:
-            for nested in block.operations:
-                found += dma_accesses(nested.operation)
-    return found
+    return [(buffer, dma.name == "npu.dma_load")
+            for dma in [op, *walk_ops(op)] if dma.name in DMA_OPS
+            for buffer in roots(dma.operands[dma_sram_operand(dma)])]
 
 
 def compute_uses(op) -> list:
     """(buffer, (op, writes)) of every compute op in `op` (itself or nested)."""
-    if op.name in COMPUTE_OPS:
-        return [(buffer, (op, writes)) for index, reads, writes in memory_accesses(op)
-                for buffer in roots(op.operands[index])]
-    found = []
-    for region in op.regions:
-        for block in region.blocks:
-            for nested in block.operations:
-                found += compute_uses(nested.operation)
-    return found
+    return [(buffer, (compute, writes))
+            for compute in [op, *walk_ops(op)] if compute.name in COMPUTE_OPS
+            for index, _, writes in memory_accesses(compute)
+            for buffer in roots(compute.operands[index])]
 
 
 @dataclass(frozen=True)

@@ -135,3 +135,12 @@ def test_range_with_other_than_three_inputs_is_a_located_error():
                           inputs=["start"], opset=8)
     assert "node 'node0' (Range, opset 8): Range takes start, limit and delta: got 1 " \
         "inputs" in error_of(onnx_model)
+
+
+def test_reshape_copying_a_dim_the_input_lacks_is_a_located_error():
+    """A 0 in Reshape's target shape copies the input's dim at its place: past
+    the input's rank there is none (the fuzzer's, seed 9191: an IndexError)."""
+    onnx_model = one_node("Reshape", TensorProto.FLOAT, [6], {"shape": np.asarray([2, 0], I64)},
+                          opset=17)
+    assert "node 'node0' (Reshape, opset 17): target shape [2, 0] copies dim 1 (a 0) of an " \
+        "input of rank 1" in error_of(onnx_model)
