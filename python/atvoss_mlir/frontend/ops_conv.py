@@ -21,12 +21,20 @@ TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 
 # -- window geometry -----------------------------------------------------------------------
 
+def _listed(value) -> list | None:
+    """An ints attribute as a list (one int given alone in a list)."""
+    return value if value is None or isinstance(value, list) else \
+        list(value) if isinstance(value, tuple) else [value]
+
+
 def window_geometry(node, input_sizes, kernel, ceil_mode=False):
     """(low pads, high pads, output sizes, strides, dilations) of a conv or pool
     window over the spatial dimensions, following auto_pad and ceil_mode."""
     rank = len(kernel)
-    strides = node.attr("strides") or [1] * rank
-    dilations = node.attr("dilations") or [1] * rank
+    # An INT where INTS belong (a com.microsoft op's, which no ONNX schema
+    # checks) is one int: refused below with the others of the wrong count.
+    strides = _listed(node.attr("strides")) or [1] * rank
+    dilations = _listed(node.attr("dilations")) or [1] * rank
     auto_pad = node.attr("auto_pad", "NOTSET")
     effective = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
@@ -39,7 +47,7 @@ def window_geometry(node, input_sizes, kernel, ceil_mode=False):
     elif auto_pad == "VALID":
         low, high = [0] * rank, [0] * rank
     elif auto_pad == "NOTSET":
-        pads = node.attr("pads") or [0] * (2 * rank)
+        pads = _listed(node.attr("pads")) or [0] * (2 * rank)
         low, high = list(pads[:rank]), list(pads[rank:])
     else:
         raise ImportFailure(f"auto_pad '{auto_pad}'")
