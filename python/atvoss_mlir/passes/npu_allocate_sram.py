@@ -29,6 +29,7 @@ from ..recipes.problem import RESIDENT_ATTR
 from ..dialects import npu
 from . import ModulePass, PassContext, top_level
 from .npu_verify_common import COMPUTE_OPS, MATRIX_OPS, VIEW_OPS
+from .npu_verify_tokens import barrier_engines
 
 
 def buffer_bytes(alloc) -> int | None:
@@ -129,7 +130,7 @@ def place_block(block: ir.Block, target, error) -> ir.Operation | None:
             break
         tries += 1
         # The moves whose buffers are still live there are what took its room.
-        live = [m for m in moved if _live_at(m, failed, listed)]
+        live = [m for m in moved if _live_at(m, failed)]
         if not live:
             barriers.update(moved[-1:])
         else:
@@ -137,22 +138,15 @@ def place_block(block: ir.Block, target, error) -> ir.Operation | None:
     return place_buffers(block, FirstFit.of(target), error, True, barriers, None, listed)
 
 
-def _live_at(alloc, op, listed: dict) -> bool:
+def _live_at(alloc, op) -> bool:
     """Whether the buffer `alloc` makes is live at `op` (by the order of the
     ops in the block holding the alloc)."""
-    ops = listed[alloc.block]
     at = top_level(op, alloc.block)
-    if at is None:
+    if at is None or at.is_before_in_block(alloc):
         return False
-    index = {o: i for i, o in enumerate(ops)}
-    if index[alloc] > index[at]:
-        return False
-    buffer = alloc.results[0]
-    for use in buffer.uses:
-        user = use.owner.operation
-        if user.name == "npu.dealloc" and user.block == alloc.block and index[user] < index[at]:
-            return False
-    return True
+    return not any(use.owner.name == "npu.dealloc" and use.owner.operation.block == alloc.block
+                   and use.owner.operation.is_before_in_block(at)
+                   for use in alloc.results[0].uses)
 
 
 def first_unplaced(block: ir.Block, target) -> ir.Operation | None:
@@ -224,11 +218,9 @@ def place_buffers(block: ir.Block, allocator: FirstFit, error, assign: bool = Tr
             allocator.release(op.operands[0])
         elif op.name == "npu.barrier" and _waits_for_compute(op):
             allocator.busy.clear()
-        elif op.name == "npu.barrier" and "engines" in op.attributes and \
-                ir.StringAttr(op.attributes["engines"]).value in ("matrix", "vector"):
+        elif op.name == "npu.barrier" and barrier_engines(op) in ("matrix", "vector"):
             # That unit's ops are done: space only they used may take a DMA.
-            other = "vector" if ir.StringAttr(op.attributes["engines"]).value == "matrix" \
-                else "matrix"
+            other = "vector" if barrier_engines(op) == "matrix" else "matrix"
             allocator.busy = [p for p in allocator.busy if other in _units_using(p.alloc)]
         for region in op.regions:
             for nested in region.blocks:

@@ -28,7 +28,7 @@ from mlir import ir
 from . import ModulePass, PassContext, function_bodies
 from .npu_overlap_ops import compute_barrier, on_fallback, orders_compute, roots
 from .npu_verify_common import COMPUTE_OPS, DMA_OPS, walk_ops
-from .npu_verify_tokens import finished_at_unit_barrier, memory_accesses
+from .npu_verify_tokens import barrier_engines, memory_accesses, running_after_unit_barrier
 from .npu_verify_rules import dma_sram_operand
 
 
@@ -75,14 +75,7 @@ def narrow_in(block: ir.Block) -> None:
         if orders_compute(op):
             running = {}
         else:
-            running = left_running(running, ir.StringAttr(op.attributes["engines"]).value)
-
-
-def left_running(running: dict, unit: str) -> dict:
-    """`running` less the ops a barrier on `unit` waits for."""
-    finished = finished_at_unit_barrier(running, unit)
-    return {buffer: kept for buffer, users in running.items()
-            if (kept := [(user, writes) for user, writes in users if id(user) not in finished])}
+            running = running_after_unit_barrier(running, barrier_engines(op))
 
 
 def narrowed_unit(running: dict, ops: list, index: int) -> str | None:
@@ -94,7 +87,7 @@ def narrowed_unit(running: dict, ops: list, index: int) -> str | None:
         accesses += dma_accesses(op)
     fits = []
     for unit in ("vector", "matrix"):
-        left = left_running(running, unit)
+        left = running_after_unit_barrier(running, unit)
         if not any(writes or dma_writes for buffer, dma_writes in accesses
                    for user, writes in left.get(buffer, [])):
             fits.append(unit)

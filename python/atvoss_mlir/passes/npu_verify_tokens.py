@@ -244,6 +244,14 @@ def check_dma_hazards(block: ir.Block, inherited: dict[ir.Value, PendingDma],
         update_pending(op, pending)
 
 
+def running_after_unit_barrier(running: dict[ir.Value, list], unit: str) -> dict:
+    """`running` (buffer -> [(compute op, writes)]) less the ops an
+    `npu.barrier {engines = unit}` waits for (finished_at_unit_barrier)."""
+    finished = finished_at_unit_barrier(running, unit)
+    return {buffer: kept for buffer, users in running.items()
+            if (kept := [(user, writes) for user, writes in users if id(user) not in finished])}
+
+
 def check_dma_after_compute(block: ir.Block, running: dict[ir.Value, list], report: Reporter
                             ) -> dict[ir.Value, list]:
     """DMA engines do not wait for compute: a DMA touching an SRAM buffer that a
@@ -253,10 +261,7 @@ def check_dma_after_compute(block: ir.Block, running: dict[ir.Value, list], repo
     running = {buffer: list(users) for buffer, users in running.items()}
     for op in block_ops(block):
         if op.name == "npu.barrier" and barrier_engines(op) in ("matrix", "vector"):
-            finished = finished_at_unit_barrier(running, barrier_engines(op))
-            running = {buffer: kept for buffer, users in running.items()
-                       if (kept := [(user, writes) for user, writes in users
-                                    if id(user) not in finished])}
+            running = running_after_unit_barrier(running, barrier_engines(op))
         elif op.name == "npu.barrier":
             running.clear()
         elif op.name in DMA_OPS:

@@ -71,6 +71,12 @@ def loop_orders(problem) -> list[tuple]:
     return orders
 
 
+def reduction_innermost(problem, order) -> bool:
+    """Whether the loop order ends with the reduction loops (or has none)."""
+    reductions = {d for d, dim in enumerate(problem.dims) if dim.reduction}
+    return not reductions or set(order[-len(reductions):]) == reductions
+
+
 def accumulates_in_place(problem) -> bool:
     """Whether the op accumulates its output tiles in place, in a tensor kept
     in SRAM that it writes tile by tile, with no accumulator of its own (an
@@ -194,9 +200,7 @@ def tile_grid(problem, target: NpuTarget, orders, explicit=None) -> list[list[in
     # Thinned for the orders with the reduction innermost: the reduction-outer
     # ones an op accumulating in place may also take (loop_orders) add to the
     # schedules rather than take tile sizes away.
-    reductions = {d for d, dim in enumerate(problem.dims) if dim.reduction}
-    innermost = [order for order in orders if not reductions
-                 or set(order[-len(reductions):]) == reductions]
+    innermost = [order for order in orders if reduction_innermost(problem, order)]
     while math.prod(len(c) for c in per_dim) * len(innermost) > MAX_CANDIDATES:
         longest = max(range(len(per_dim)), key=lambda i: len(per_dim[i]))
         per_dim[longest] = thinned(per_dim[longest])

@@ -44,7 +44,7 @@ import numpy as np
 from ..recipes.problem import in_place
 from .. import machine_model
 from ..target import NpuTarget
-from .tile_candidates import direct_conv_tiles, loop_orders, tile_grid
+from .tile_candidates import direct_conv_tiles, loop_orders, reduction_innermost, tile_grid
 from .tile_cost import _dma_view, aligned, move_cycles, padding_fills, program_cycles, tile_bytes
 
 # Attributes the search writes; they do not take part in an op's signature.
@@ -233,8 +233,8 @@ def only_reduction_outer(problem, tiles, orders, sizes):
     reductions = [d for d, dim in enumerate(problem.dims) if dim.reduction]
     split = np.any(np.stack([tiles[:, d] < problem.dims[d].size for d in reductions], axis=1),
                    axis=1) if reductions else np.zeros(len(tiles), dtype=bool)
-    outer = np.array([not problem.dims[order[-1]].reduction and
-                      any(problem.dims[d].reduction for d in order) for order in orders])
+    outer = np.array([bool(reductions) and not reduction_innermost(problem, order)
+                      for order in orders])
     allowed = (whole[:, None] | (split[:, None] & outer[None, :])).ravel()
     if not allowed.any():   # no whole output among the candidates left: any tiles
         return sizes
