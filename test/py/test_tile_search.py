@@ -154,6 +154,27 @@ def test_array_search_picks_the_schedule_of_the_candidate_loop(programs, target_
     assert ties > 0
 
 
+def test_one_evaluation_serves_every_budget(programs, monkeypatch):
+    """The buffer plan searches an op at many SRAM budgets: each answer, from
+    the space evaluated once, is the candidate loop's at that budget."""
+    context, ops = programs
+    monkeypatch.setattr(tile_search, "_SPACES", {})
+    evaluated = []
+    original = tile_search.evaluate_space
+    monkeypatch.setattr(tile_search, "evaluate_space",
+                        lambda *args: evaluated.append(1) or original(*args))
+    with context:
+        for op in ops[:6]:
+            problem = tiling_problem(op, parse_target("npu"))
+            _, smallest, _ = reference_schedule(problem, parse_target("npu"), 2)
+            budgets = sorted({smallest - 1, smallest, smallest + 4096, 65536, 262144, 1 << 20})
+            for budget in budgets:
+                target = parse_target(f"npu -max-sram-bytes={budget}")
+                assert choose_schedule(problem, target, 2) == \
+                    reference_schedule(problem, target, 2)[:2], f"{op.name} at {budget} B"
+    assert len(evaluated) == 6
+
+
 def test_transfer_cycles_are_dma_cycles_of_every_candidate(programs):
     context, ops = programs
     target = parse_target("npu -dma-burst-bytes=64")
@@ -302,3 +323,19 @@ func.func @main(%a: memref<100000x100000xf32>, %b: memref<100000x100000xf32>,
         schedule = search(tiling_problem(op, target), target, target.pipeline_stages).schedule
     tiles = dict(zip("mnk", schedule.tiles))
     assert tiles["k"] % 32 == 0 and tiles["n"] % 32 == 0
+
+
+def test_vector_steps_cost_whole_arrays_of_tiles():
+    """A conv's folded prologue costs its steps per tile (step_cycles): the
+    search evaluates it on the array of every candidate's tile at once, as it
+    does one tile at a time."""
+    from atvoss_mlir.recipes.elementwise import step_cycles
+    from atvoss_mlir.recipes.vector_steps import ActivationStep, BinaryStep, Ref
+    target = parse_target("npu")
+    elements = np.array([1, 7, 64, 1000, 12544])
+    chains = [[], [BinaryStep("mul", Ref("in", 0), Ref("in", 1), Ref("tmp", 0)),
+                   BinaryStep("div", Ref("tmp", 0), Ref("in", 1), Ref("tmp", 0)),
+                   ActivationStep("sigmoid", Ref("tmp", 0), Ref("tmp", 0))]]
+    for steps in chains:
+        assert step_cycles(steps, elements, target).tolist() == \
+            [step_cycles(steps, int(count), target) for count in elements]

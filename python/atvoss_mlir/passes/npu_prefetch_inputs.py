@@ -21,8 +21,9 @@ fills the halo of the buffer its first op writes), the load may go before the
 op before that, at the earliest barrier where nothing above stops it.
 
 The buffer then lives during the previous op's epilogue. Every buffer is
-placed first fit after each move, as npu-allocate-sram places them; when one
-no longer fits, the move is undone, with a remark.
+placed first fit after the moves, as npu-allocate-sram places them; when one
+no longer fits, the last move above it is undone, with a remark, and the
+others are tried again.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from . import ModulePass, PassContext, function_bodies
+from . import ModulePass, PassContext, function_bodies, top_level
 from .npu_allocate_sram import first_unplaced
 from .npu_prefetch_weights import defining_views, has_computed_offsets
 from .npu_verify_common import COMPUTE_OPS, VIEW_OPS
@@ -121,33 +122,70 @@ class NpuPrefetchInputs(ModulePass):
 
     def run(self, module: ir.Operation, context: PassContext) -> None:
         with module.context:
-            target = context.target
             for block in function_bodies(module):
-                ops = [op.operation for op in block.operations]
-                position = {op: i for i, op in enumerate(ops)}
-                for load in [op for op in ops if op.name == "npu.dma_load"]:
-                    channel = load.attributes["channel"]
-                    moved = self.plan(block, ops, position, load, context)
-                    if moved is None:
-                        continue
-                    if first_unplaced(block, target) is not None:
-                        for op, successor in reversed(moved):   # back where each was
-                            op.move_before(successor)
-                        load.attributes["channel"] = channel
-                        context.diagnostics.remark(
-                            load.location, "the first load of this op is not issued during "
-                            "the previous op's last tile: its SRAM buffer would not fit "
-                            "beside that op's")
-                    ops = [op.operation for op in block.operations]
-                    position = {op: i for i, op in enumerate(ops)}
+                self.prefetch(block, context)
+
+    def prefetch(self, block: ir.Block, context: PassContext) -> None:
+        """Move every load that may move, then place the buffers once (placing
+        them after each move costs a placement of the whole block per load):
+        where one no longer fits, the last move above it is refused and the
+        others are tried again."""
+        refused = []
+        while True:
+            remarks = []
+            applied = self.move_all(block, refused, context, remarks)
+            failed = first_unplaced(block, context.target) if applied else None
+            if failed is None:
+                break
+            at = top_level(failed, block)
+            above = [load for load, _, moved in applied
+                     if moved[0][0] == at or moved[0][0].is_before_in_block(at)]
+            for load, channel, moved in reversed(applied):   # back where each was
+                for op, successor in reversed(moved):
+                    op.move_before(successor)
+                load.attributes["channel"] = channel
+            if not above:   # it does not fit without them either
+                refused += [load for load, _, _ in applied]
+                break
+            refused.append(above[-1])
+        for location, message in remarks:
+            context.diagnostics.remark(location, message)
+        for load in refused:
+            context.diagnostics.remark(
+                load.location, "the first load of this op is not issued during the previous "
+                "op's last tile: its SRAM buffer would not fit beside that op's")
+
+    def move_all(self, block: ir.Block, refused: list, context: PassContext,
+                 remarks: list) -> list:
+        """Move each load of the block but those `refused` (plan); returns
+        (load, its channel before, the ops moved with the op each was before)
+        for each one moved, in order."""
+        ops = [op.operation for op in block.operations]
+        position = {op: i for i, op in enumerate(ops)}
+        applied = []
+        for load in [op for op in ops if op.name == "npu.dma_load" and op not in refused]:
+            channel, start = load.attributes["channel"], position[load]
+            planned = self.plan(block, ops, position, load, context, remarks)
+            if planned is None:
+                continue
+            moved, barrier = planned
+            applied.append((load, channel, moved))
+            # The moved ops now stand, in their order, before ops[barrier]. (An
+            # op hashes by its attributes: the load's channel may have changed,
+            # its entry is made again; hashing every op again costs more.)
+            moving = [op for op, _ in moved]
+            ops[barrier:start + 1] = moving + [op for op in ops[barrier:start + 1]
+                                               if not any(op == other for other in moving)]
+            position.update((ops[i], i) for i in range(barrier, start + 1))
+        return applied
 
     @staticmethod
     def plan(block: ir.Block, ops: list, position: dict, load,
-             context: PassContext) -> list | None:
+             context: PassContext, remarks: list) -> tuple | None:
         """Move `load` (with its buffer and views) before the previous op's
         epilogue barrier when it may go there; `ops`: the block's ops in order,
         `position`: each one's index. Returns the ops moved, each with the op
-        it was before."""
+        it was before, and the index of the barrier in `ops`."""
         source, target = load.operands[0], load.operands[1]
         buffer = root_buffer(target)
         if is_sram_alloc(root_buffer(source)) or is_constant(root_buffer(source)):
@@ -166,11 +204,10 @@ class NpuPrefetchInputs(ModulePass):
             moved, waits_for_store = NpuPrefetchInputs.move(
                 block, ops, position, load, moving, barrier, context.target.dma_channels)
             if moved is not None:
-                return moved
+                return moved, barrier
         if waits_for_store:
-            context.diagnostics.remark(
-                load.location, "the first load of this op waits for the previous op's last "
-                "store: it reads what that store writes")
+            remarks.append((load.location, "the first load of this op waits for the "
+                            "previous op's last store: it reads what that store writes"))
         return None
 
     @staticmethod

@@ -34,6 +34,7 @@ would hold it.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 import math
@@ -199,14 +200,23 @@ def kind_transfer_cycles(operand, space: "Space", target: NpuTarget, partials) -
 
 
 _SPACES: dict = {}
-SPACE_ENTRIES = 64   # each holds arrays over up to MAX_CANDIDATES schedules (tile_candidates)
+SPACE_ENTRIES = 4096   # each holds a Frontier: a few schedules
 
 
-def evaluated_space(problem, target: NpuTarget, stages: int, explicit=None) -> tuple:
-    """(loop orders, tile tuples, their iterations, working sets, estimated
-    cycles) of the problem's candidates. They do not depend on the SRAM
-    budget, of which the buffer plan tries many: memoised per op signature
-    and target but the budget."""
+@dataclass(frozen=True)
+class Frontier:
+    """The schedules a search may choose, by SRAM budget: `schedules[j]` is
+    the best of those whose working set is at most the budget for budgets
+    from `sizes[j]` up to the next size (none below `sizes[0]`)."""
+    sizes: list
+    schedules: list
+    smallest: int   # the smallest working set of the space
+
+
+def evaluated_space(problem, target: NpuTarget, stages: int, explicit=None) -> Frontier:
+    """The frontier of the problem's candidates. It does not depend on the
+    SRAM budget, of which the buffer plan tries many: memoised per op
+    signature and target but the budget."""
     key = (signature(problem), dataclasses.replace(target, max_sram_bytes=0), stages,
            tuple(explicit) if explicit is not None else None)
     if key not in _SPACES:
@@ -215,9 +225,33 @@ def evaluated_space(problem, target: NpuTarget, stages: int, explicit=None) -> t
         orders = loop_orders(problem)
         space = Space(problem, tile_grid(problem, target, orders, explicit))
         sizes, cycles = evaluate_space(problem, space, orders, target, stages)
-        _SPACES[key] = (orders, space.tiles, space.iterations,
-                        only_reduction_outer(problem, space.tiles, orders, sizes), cycles)
+        sizes = only_reduction_outer(problem, space.tiles, orders, sizes)
+        _SPACES[key] = frontier(orders, space.tiles, space.iterations, sizes, cycles)
     return _SPACES[key]
+
+
+def frontier(orders, tiles, iterations, sizes, cycles) -> Frontier:
+    """The best schedule within each budget: the cheapest that fits, ties to
+    fewer and then larger tiles, then to the first candidate in the order of
+    the space (tile tuples outside, loop orders inside). The best of all is
+    the best for the budgets from its working set up; below it, the best of
+    those smaller, and so on."""
+    tuple_of = np.arange(len(sizes)) // len(orders)
+    tile_sums = tiles.sum(axis=1)
+    candidates = np.flatnonzero(np.isfinite(sizes))
+    smallest = int(sizes[candidates].min())
+    chosen = []
+    while candidates.size:
+        best = candidates[cycles[candidates] == cycles[candidates].min()]
+        best = best[iterations[tuple_of[best]] == iterations[tuple_of[best]].min()]
+        best = int(best[tile_sums[tuple_of[best]] == tile_sums[tuple_of[best]].max()][0])
+        chosen.append(best)
+        candidates = candidates[sizes[candidates] < sizes[best]]
+    chosen.reverse()
+    schedules = [Schedule(tuple(int(t) for t in tiles[best // len(orders)]),
+                          orders[best % len(orders)], int(cycles[best]), int(sizes[best]))
+                 for best in chosen]
+    return Frontier([schedule.working_set for schedule in schedules], schedules, smallest)
 
 
 def only_reduction_outer(problem, tiles, orders, sizes):
@@ -243,17 +277,9 @@ def only_reduction_outer(problem, tiles, orders, sizes):
 
 def choose_schedule(problem, target: NpuTarget, stages: int, explicit: list[int] | None = None):
     """(best Schedule or None, smallest working set seen)."""
-    orders, tiles, iterations, sizes, cycles = evaluated_space(problem, target, stages, explicit)
-    smallest = int(sizes.min())
-    fits = np.flatnonzero(sizes <= target.max_sram_bytes)
-    if fits.size == 0:
-        return None, smallest
-    tuple_of = fits // len(orders)
-    key_iterations = iterations[tuple_of]
-    key_sum = -tiles.sum(axis=1)[tuple_of]
-    best = fits[np.lexsort((fits, key_sum, key_iterations, cycles[fits]))[0]]
-    return Schedule(tuple(int(t) for t in tiles[best // len(orders)]), orders[best % len(orders)],
-                    int(cycles[best]), int(sizes[best])), smallest
+    front = evaluated_space(problem, target, stages, explicit)
+    j = bisect.bisect_right(front.sizes, target.max_sram_bytes) - 1
+    return (front.schedules[j] if j >= 0 else None), front.smallest
 
 
 def evaluate_space(problem, space: "Space", orders, target: NpuTarget, stages: int):

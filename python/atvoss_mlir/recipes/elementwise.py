@@ -136,10 +136,13 @@ def shared_windows(inputs, maps) -> dict:
 
 
 def step_cycles(steps, elements: int, target) -> int:
-    """The vector-unit cycles of a chain of steps on tiles of `elements`."""
+    """The vector-unit cycles of a chain of steps on tiles of `elements` (a
+    number, or an array of them)."""
+    if not steps:
+        return vector_cycles(elements, target)
     return sum(vector_cycles(elements, target, step.passes) if hasattr(step, "passes") else
                vector_kind_cycles(getattr(step, "kind", "none"), elements, target)
-               for step in steps) or vector_cycles(elements, target)
+               for step in steps)
 
 
 def elementwise_problem(op, target) -> TilingProblem:
