@@ -247,7 +247,8 @@ def compile(model, target: str | NpuTarget | None = None,  # noqa: A001
     loaded = load_module(model, context, pass_context.diagnostics, target.fusion, origin,
                          input_shapes)
     module = loaded.module
-    run_npu_pipeline(module, pass_context)
+    # Verified once at the end, not after each pass: atvoss-opt verifies each.
+    run_npu_pipeline(module, pass_context, verify_each=False)
     remarks = [d for d in pass_context.diagnostics.diagnostics if d.severity == "remark"]
     fallback = [d.format(loaded.source) for d in remarks if "fallback" in d.message]
     artifact.record_metadata(module, target, loaded.input_names, loaded.output_names)

@@ -59,20 +59,22 @@ def simulated_cycles(module: ir.Module, target) -> int:
 
 
 def run_npu_pipeline(module: ir.Module, pass_context: PassContext, configure=None,
-                     print_before: tuple = (), print_after: tuple = ()) -> None:
+                     print_before: tuple = (), print_after: tuple = (),
+                     verify_each: bool = True) -> None:
     """Run the npu pipeline on `module`; under -layout-pref=auto, keep the
-    faster of its program and the NCHW one (see the module docstring)."""
+    faster of its program and the NCHW one (see the module docstring). With
+    `verify_each=False` the IR is verified once, after the last pass."""
     text = named_pipeline(PIPELINE)
     target = pass_context.target
     trial = copy_module(module) if target.layout_pref == "auto" else None
-    run_pipeline(module, text, pass_context, configure, print_before, print_after)
+    run_pipeline(module, text, pass_context, configure, print_before, print_after, verify_each)
     if trial is None:
         return
     trial_context = PassContext(target=dataclasses.replace(target, layout_pref="NCHW"),
                                 tuned_schedule=pass_context.tuned_schedule)
     location = entry_location(module)
     try:
-        run_pipeline(trial, text, trial_context)
+        run_pipeline(trial, text, trial_context, verify_each=verify_each)
         planned = simulated_cycles(module, target)
         nchw = simulated_cycles(trial, target)
     except Exception as error:  # noqa: BLE001 - the NHWC program stands on its own

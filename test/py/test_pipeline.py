@@ -103,3 +103,35 @@ def test_named_pipeline_is_data():
     assert text.startswith("builtin.module(")
     assert "#" not in text
     assert parse_pipeline(text)
+
+
+@dataclass(frozen=True)
+class BreakTerminator(ModulePass):
+    """Leaves each function with a second terminator, before its return:
+    IR the verifier refuses."""
+    argument = "test-break-terminator"
+    summary = "corrupts the IR"
+
+    def run(self, module, context):
+        for function in module.regions[0].blocks[0].operations:
+            block = function.regions[0].blocks[0]
+            ir.Operation.create("func.return", operands=list(block.arguments),
+                                ip=ir.InsertionPoint.at_block_begin(block), loc=module.location)
+
+
+@pytest.mark.parametrize("verify_each", [True, False])
+def test_invalid_ir_is_refused_whether_verified_after_each_pass_or_once(monkeypatch,
+                                                                         verify_each):
+    from atvoss_mlir.diagnostics import DiagnosticError
+    from atvoss_mlir.pipeline import run_pipeline
+    monkeypatch.setattr("atvoss_mlir.pipeline.lookup_pass",
+                        lambda name: BreakTerminator if name == BreakTerminator.argument
+                        else None)
+    context = make_context()
+    module = ir.Module.parse("func.func @f(%a: i32) -> i32 { return %a : i32 }", context)
+    with pytest.raises(DiagnosticError, match="must be the last operation"):
+        run_pipeline(module, "builtin.module(test-break-terminator, cse)", PassContext(),
+                     verify_each=verify_each)
+    module = ir.Module.parse("func.func @f(%a: i32) -> i32 { return %a : i32 }", context)
+    run_pipeline(module, "builtin.module(canonicalize, cse)", PassContext(),
+                 verify_each=verify_each)

@@ -83,6 +83,35 @@ QUANTIZED_READERS = {"DequantizeLinear", "QLinearConv", "QLinearMatMul", "ConvIn
                      "MatMulInteger"} | {op for _, op in OTHER_DOMAIN_OPS}
 
 
+
+class Values(dict):
+    """The value of each ONNX name: an ir.Value, an array, or None. An
+    initializer becomes an array when first read (a folded conv's original
+    weights never are)."""
+
+    def __init__(self, initializers: dict):
+        super().__init__()
+        self.initializers = initializers
+
+    def __missing__(self, name: str):
+        if name not in self.initializers:
+            raise KeyError(name)
+        array = self[name] = numpy_helper.to_array(self.initializers.pop(name))
+        return array
+
+    def __contains__(self, name) -> bool:
+        return dict.__contains__(self, name) or name in self.initializers
+
+    def __setitem__(self, name: str, value) -> None:
+        self.initializers.pop(name, None)
+        dict.__setitem__(self, name, value)
+
+    def get(self, name: str, default=None):
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
 class GraphImporter:
     def __init__(self, model: onnx.ModelProto, inferred: dict[str, list[int]], path: str | None,
                  context: ir.Context, weights: str, named_softmax: bool = False,
@@ -134,8 +163,7 @@ class GraphImporter:
 
     def _run(self) -> ir.Module:
         graph = self.model.graph
-        for initializer in graph.initializer:
-            self.values[initializer.name] = numpy_helper.to_array(initializer)
+        self.values = Values({initializer.name: initializer for initializer in graph.initializer})
         arguments = [i for i in graph.input if i.name not in self.values]
         argument_types = [self._argument_type(i) for i in arguments]
         live = live_nodes(graph)

@@ -48,6 +48,12 @@ class Placement:
     alloc: object
     offset: int
     size: int
+    units: set | None = None   # _units_using(alloc), found when first asked
+
+    def used_by(self, unit: str) -> bool:
+        if self.units is None:
+            self.units = _units_using(self.alloc)
+        return unit in self.units
 
 
 class FirstFit:
@@ -221,7 +227,7 @@ def place_buffers(block: ir.Block, allocator: FirstFit, error, assign: bool = Tr
         elif op.name == "npu.barrier" and barrier_engines(op) in ("matrix", "vector"):
             # That unit's ops are done: space only they used may take a DMA.
             other = "vector" if barrier_engines(op) == "matrix" else "matrix"
-            allocator.busy = [p for p in allocator.busy if other in _units_using(p.alloc)]
+            allocator.busy = [p for p in allocator.busy if p.used_by(other)]
         for region in op.regions:
             for nested in region.blocks:
                 failed = place_buffers(nested, allocator, error, assign, barriers, moved, listed)

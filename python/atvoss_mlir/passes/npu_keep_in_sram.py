@@ -100,13 +100,9 @@ class Candidate:
     # padded copy read the padded buffer, with no copy into it.
     padded: PaddedReaders | None = None
 
-    @property
-    def first(self) -> int:
-        return min(self.readers)
-
-    @property
-    def last(self) -> int:
-        return max(self.readers)
+    def __post_init__(self):
+        # Asked for each op and each kept tensor by the cost model: computed once.
+        self.first, self.last = min(self.readers), max(self.readers)
 
 
 class Plan:
@@ -144,6 +140,7 @@ class Plan:
         self.kept: list[Candidate] = []
         self.padded = set()     # the tensors of candidates kept padded
         self._cost = {}   # (op, resident, budget) -> (cycles or None, whether it has a schedule)
+        self._problems = {}   # (op, resident) -> its problem, searched at many budgets
 
     # -- the cost model --------------------------------------------------------------
     def cycles(self, i: int, resident: frozenset, budget: int):
@@ -152,10 +149,13 @@ class Plan:
         kept tensor a tile at a time neither whole nor in place."""
         key = (i, resident, budget)
         if key not in self._cost:
-            problem = self.problems[i]
-            operands = [self.kept_operand(o) if root_buffer(o.value) in resident else o
-                        for o in problem.operands]
-            problem = dataclasses.replace(problem, operands=operands)
+            problem = self._problems.get((i, resident))
+            if problem is None:
+                problem = self.problems[i]
+                operands = [self.kept_operand(o) if root_buffer(o.value) in resident else o
+                            for o in problem.operands]
+                problem = self._problems[(i, resident)] = dataclasses.replace(
+                    problem, operands=operands)
             target = dataclasses.replace(self.target, max_sram_bytes=budget)
             outcome = search(problem, target, self.target.pipeline_stages)
             fits = outcome.schedule is not None
@@ -321,6 +321,8 @@ class Plan:
         diagnostics = self.context.diagnostics
         candidates = self.candidates()
         for candidate in candidates:   # the saving of each alone, to order them
+            if candidate.size > self.target.max_sram_bytes:
+                continue   # refused whatever the order: no need to cost it
             old = sum(self.cycles(i, frozenset(), self.target.max_sram_bytes) or 0
                       for i in candidate.readers)
             new = sum(self.cycles(i, frozenset([candidate.alloc.results[0]]),

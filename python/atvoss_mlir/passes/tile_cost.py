@@ -177,7 +177,7 @@ def neighbours(loops, partial, cases) -> list:
                        back if before[0] == "pending" else None)
                 merged[key] = merged[key] + chance if key in merged else chance
             for (ahead, back), chance in merged.items():
-                if not np.any(chance):
+                if not (chance.any() if isinstance(chance, np.ndarray) else chance):
                     continue
                 next_after, next_before = after, before
                 if ahead == "carry":
@@ -244,7 +244,7 @@ def batch_cycles(batch, target: NpuTarget, compute=0.0, vector=False):
 
 
 def program_cycles(problem, target: NpuTarget, stages: int, order, trips, whole, rest, kinds,
-                   fills):
+                   fills, memo: dict | None = None):
     """Cycles of the op's tile program (npu-promote-to-sram), for numbers or for
     arrays over candidates. Per loop dim, `trips`, `whole` (its whole tiles)
     and `rest` (whether it has a partial tile); `kinds`: per tile shape (the
@@ -261,7 +261,9 @@ def program_cycles(problem, target: NpuTarget, stages: int, order, trips, whole,
     the output tile is loaded too or kept in SRAM, or no DMA loads a changing
     tile); the first loads (tile 0 and the tiles loaded once) and the last
     store are not overlapped. Before them, a padded input's buffers are filled
-    with the pad value: every buffer of a tile that changes, else its halo."""
+    with the pad value: every buffer of a tile that changes, else its halo.
+    `memo`: what does not depend on the loop order, shared by the calls for
+    the orders of one space."""
     operands = problem.operands
     vector = not problem.recipe.matrix_unit    # copies queue behind the compute
     dims = [operand.loop_dims() for operand in operands]
@@ -271,7 +273,8 @@ def program_cycles(problem, target: NpuTarget, stages: int, order, trips, whole,
     uneven = kinds[-1][1]
     everything = frozenset(range(len(trips)))
     none = dma_batch((), (), target)
-    changed, batches = {}, {}
+    memo = {} if memo is None else memo
+    changed, batches = memo.setdefault("changed", {}), memo.setdefault("batches", {})
 
     def changes(number, moved):
         """1 where operand `number`'s tile changes when the tiles along `moved` do."""
@@ -307,8 +310,12 @@ def program_cycles(problem, target: NpuTarget, stages: int, order, trips, whole,
         return batches[key]
 
     # Loops of one tile never step.
-    loops = [d for d in order if np.any(trips[d] > 1)]
-    cases = {d: steps(whole[d], rest[d]) for d in loops}
+    loops = [d for d in order if (np.asarray(trips[d]) > 1).any()]
+    steps_of = memo.setdefault("steps", {})
+    for d in loops:
+        if d not in steps_of:
+            steps_of[d] = steps(whole[d], rest[d])
+    cases = {d: steps_of[d] for d in loops}
     _, _, first_compute, _ = kinds[0]
     first_loads = batch_cycles(loads(frozenset(), None), target)
     for number, fill in enumerate(fills):

@@ -307,7 +307,7 @@ def evaluate_space(problem, space: "Space", orders, target: NpuTarget, stages: i
     trips = list(space.trips.T)
     whole = list((space.sizes // space.tiles).T)
     rest = list((space.sizes % space.tiles > 0).T)
-    sizes, cycles = [], []
+    sizes, cycles, memo = [], [], {}
     for order in orders:
         size = temporaries.copy()
         for operand, bytes_ in zip(problem.operands, sizes_of):
@@ -315,7 +315,7 @@ def evaluate_space(problem, space: "Space", orders, target: NpuTarget, stages: i
             size += np.where(changes, stages, 1) * bytes_
         sizes.append(size)
         cycles.append(program_cycles(problem, target, stages, order, trips, whole, rest,
-                                     kinds, fills).astype(np.int64))
+                                     kinds, fills, memo).astype(np.int64))
     # Flattened as the loop nest visits them: tile tuples outside, orders inside.
     return np.stack(sizes, axis=1).ravel(), np.stack(cycles, axis=1).ravel()
 
@@ -352,7 +352,16 @@ def signature(problem) -> tuple:
     epilogue, maps), the problem's loop dims and details, and per operand its
     memref type (shape, element type, layout) and every field of its tile (the
     region it covers, whether it is resident or a padded interior, ...): two
-    problems alike in all this cost the same, whichever is searched first."""
+    problems alike in all this cost the same, whichever is searched first.
+    Found once per problem (the buffer plan searches one at many budgets): a
+    problem is not changed once built."""
+    found = problem.__dict__.get("_signature")
+    if found is None:
+        found = problem.__dict__["_signature"] = _signature(problem)
+    return found
+
+
+def _signature(problem) -> tuple:
     op = problem.op
     attributes = tuple(sorted((name, str(op.attributes[name])) for name in op.attributes
                               if name not in SEARCH_ATTRIBUTES))
