@@ -141,6 +141,7 @@ class Plan:
         self.padded = set()     # the tensors of candidates kept padded
         self._cost = {}   # (op, resident, budget) -> (cycles or None, whether it has a schedule)
         self._problems = {}   # (op, resident) -> its problem, searched at many budgets
+        self._live = {}   # op -> the kept tensors live across it (kept_changed)
 
     # -- the cost model --------------------------------------------------------------
     def cycles(self, i: int, resident: frozenset, budget: int):
@@ -175,13 +176,33 @@ class Plan:
         return dataclasses.replace(operand, resident=True, pad_value=None, region=region)
 
     def resident_of(self, i: int, extra: Candidate | None = None) -> frozenset:
-        kept = self.kept + ([extra] if extra is not None else [])
-        return frozenset(c.alloc.results[0] for c in kept if i in c.readers)
+        """The kept tensors op i reads (and `extra`'s, when it reads it)."""
+        resident, _ = self.around(i)
+        if extra is not None and i in extra.readers:
+            resident = resident | {extra.alloc.results[0]}
+        return resident
 
     def budget(self, i: int, extra: Candidate | None = None) -> int:
-        kept = self.kept + ([extra] if extra is not None else [])
-        return min((c.offset for c in kept if c.first <= i <= c.last),
-                   default=self.target.max_sram_bytes)
+        """The SRAM below the kept tensors (and `extra`) live across op i."""
+        _, budget = self.around(i)
+        if extra is not None and extra.first <= i <= extra.last:
+            budget = min(budget, extra.offset)
+        return budget
+
+    def around(self, i: int) -> tuple[frozenset, int]:
+        """(resident_of(i), budget(i)) with the tensors kept now, from the
+        kept tensors live across op i (`kept_changed`)."""
+        live = self._live.get(i, ())
+        return (frozenset(c.alloc.results[0] for c in live if i in c.readers),
+                min((c.offset for c in live), default=self.target.max_sram_bytes))
+
+    def kept_changed(self) -> None:
+        """Said after each change of self.kept: the kept tensors live across
+        each op, which the cost model asks for every op of every decision."""
+        self._live = {}
+        for c in self.kept:
+            for i in range(c.first, c.last + 1):
+                self._live.setdefault(i, []).append(c)
 
     # -- candidates ------------------------------------------------------------------
     def candidates(self) -> list[Candidate]:
@@ -315,6 +336,7 @@ class Plan:
             return f"the ops reading it would take {after} estimated cycles instead of {before}"
         candidate.saving = before - after
         self.kept.append(candidate)
+        self.kept_changed()
         return None
 
     def run(self) -> None:
@@ -365,6 +387,7 @@ class Plan:
             before = self.estimated_cycles(first, last)
             state = [(c, c.offset, c.saving) for c in self.kept]
             self.kept.remove(kept)
+            self.kept_changed()
             taken = [c for c in sorted(rivals, key=lambda c: -c.saving) if self.decide(c) is None]
             after = self.estimated_cycles(first, last)
             fits = all(new is not None for old, new in zip(before, after) if old is not None)
@@ -381,6 +404,7 @@ class Plan:
             self.kept = [c for c, _, _ in state]
             for c, offset, saving in state:
                 c.offset, c.saving = offset, saving
+            self.kept_changed()
 
     def apply(self, candidate: Candidate) -> None:
         alloc = candidate.alloc
