@@ -175,10 +175,10 @@ def place_buffers(block: ir.Block, allocator: FirstFit, error, assign: bool = Tr
     opened = []
     listed = {} if listed is None else listed
     if block not in listed:
-        listed[block] = [op.operation for op in block.operations]
+        listed[block] = [(op.operation, op.operation.name) for op in block.operations]
     ops = listed[block]
-    for index, op in enumerate(ops):
-        if op.name == "npu.alloc":
+    for index, (op, name) in enumerate(ops):
+        if name == "npu.alloc":
             size = buffer_bytes(op)
             if size is None:
                 error(op.location, "'npu.alloc' op needs a static shape to be placed in SRAM")
@@ -220,14 +220,16 @@ def place_buffers(block: ir.Block, allocator: FirstFit, error, assign: bool = Tr
                         ir.IntegerType.get_signless(64), offset)
             allocator.live[op.results[0]] = Placement(op, offset, size)
             opened.append(op.results[0])
-        elif op.name == "npu.dealloc":
+        elif name == "npu.dealloc":
             allocator.release(op.operands[0])
-        elif op.name == "npu.barrier" and _waits_for_compute(op):
+        elif name == "npu.barrier" and _waits_for_compute(op):
             allocator.busy.clear()
-        elif op.name == "npu.barrier" and barrier_engines(op) in ("matrix", "vector"):
+        elif name == "npu.barrier" and barrier_engines(op) in ("matrix", "vector"):
             # That unit's ops are done: space only they used may take a DMA.
             other = "vector" if barrier_engines(op) == "matrix" else "matrix"
             allocator.busy = [p for p in allocator.busy if p.used_by(other)]
+        if not _has_regions(op, name):
+            continue
         for region in op.regions:
             for nested in region.blocks:
                 failed = place_buffers(nested, allocator, error, assign, barriers, moved, listed)
@@ -238,17 +240,28 @@ def place_buffers(block: ir.Block, allocator: FirstFit, error, assign: bool = Tr
     return None
 
 
+# Whether the ops of a name have regions (an op's definition fixes how many):
+# asking each op costs a fifth of a placement of the whole block.
+_REGION_KINDS: dict[str, bool] = {}
+
+
+def _has_regions(op, name: str) -> bool:
+    if name not in _REGION_KINDS:
+        _REGION_KINDS[name] = len(op.regions) > 0
+    return _REGION_KINDS[name]
+
+
 def _resident_floor(ops: list, index: int, allocator: FirstFit) -> int:
     """The lowest offset of a tensor kept in SRAM live beside the buffer that
-    ops[index] allocates: now, or allocated before its dealloc (the end of
-    its block without one)."""
+    ops[index] allocates (`ops`: (op, name) pairs): now, or allocated before
+    its dealloc (the end of its block without one)."""
     floor = min([allocator.capacity] + [
         p.offset for p in allocator.live.values() if resident_offset(p.alloc) is not None])
-    buffer = ops[index].results[0]
-    for op in ops[index + 1:]:
-        if op.name == "npu.dealloc" and op.operands[0] == buffer:
+    buffer = ops[index][0].results[0]
+    for op, name in ops[index + 1:]:
+        if name == "npu.dealloc" and op.operands[0] == buffer:
             break
-        offset = resident_offset(op) if op.name == "npu.alloc" else None
+        offset = resident_offset(op) if name == "npu.alloc" else None
         if offset is not None:
             floor = min(floor, offset)
     return floor
