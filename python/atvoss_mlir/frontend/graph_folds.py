@@ -42,14 +42,19 @@ class Folder:
         self.opset = default_opset(model) or MAX_OPSET
         graph = model.graph
         self.initializers = {i.name: i for i in graph.initializer}
+        self.arrays: dict[str, np.ndarray | None] = {}
         self.graph_inputs = {i.name for i in graph.input}
         self.uses = consumers(graph)
         self.producer = {output: index for index, node in enumerate(graph.node)
                          for output in node.output}
 
     def constant(self, name: str) -> np.ndarray | None:
-        tensor = self.initializers.get(name)
-        return numpy_helper.to_array(tensor) if tensor is not None else None
+        """The initializer's array (read once: a conv's weights are asked for
+        when its batch norm is matched and again when it is folded)."""
+        if name not in self.arrays:
+            tensor = self.initializers.get(name)
+            self.arrays[name] = numpy_helper.to_array(tensor) if tensor is not None else None
+        return self.arrays[name]
 
     def conv_before(self, bn: onnx.NodeProto) -> onnx.NodeProto | None:
         """The Conv whose only use is `bn`, with constant weights (and bias)."""
