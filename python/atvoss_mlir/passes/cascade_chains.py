@@ -16,7 +16,7 @@ from ..machine_model import element_bytes
 from ..recipes.ir_queries import RESIDUAL_START_ATTR, ints, optional_attr
 from ..recipes.problem import Unsupported
 from ..recipes.vector_body import body_program
-from .npu_keep_in_sram import name_of
+from ..diagnostics import name_of
 from .npu_select_conv_strategy import tensor_shape
 
 WINDOW_OPS = ("linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc",

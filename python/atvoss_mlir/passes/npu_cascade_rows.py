@@ -49,7 +49,7 @@ from .cascade_chains import (Member, chain_ending_at, copy_at_shape, init_of, me
                              node_names, padded_in_place, padding_value, producer_of,
                              readers_of, slice_along, tensor_bytes)
 from .cascade_estimate import MIN_GAIN, STRIP_SHARE, Plan, best_plan, whole_cycles
-from .npu_keep_in_sram import name_of
+from ..diagnostics import name_of
 from .npu_pad_in_place import halo as border_slabs
 
 

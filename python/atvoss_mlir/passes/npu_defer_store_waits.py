@@ -30,7 +30,7 @@ from mlir import ir
 
 from . import ModulePass, PassContext, function_bodies, top_level
 from .npu_allocate_sram import buffer_bytes, first_unplaced, resident_offset
-from .npu_keep_in_sram import resident_budgets
+from .buffer_plan import resident_budgets
 from .npu_prefetch_inputs import may_overlap
 from .npu_verify_common import COMPUTE_OPS, DMA_OPS, VIEW_OPS
 from .npu_verify_tokens import root_buffer

@@ -39,7 +39,7 @@ from ..recipes.prologue import input_prologue
 from ..recipes.tile_ir import static
 from . import ModulePass, PassContext, function_bodies, top_level
 from .cascade_chains import WINDOW_OPS
-from .npu_keep_in_sram import name_of
+from ..diagnostics import name_of
 
 
 def _alloc_of(value: ir.Value, block: ir.Block):

@@ -67,7 +67,8 @@ from ..recipes.problem import (DATAFLOW_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR, 
                                element_bytes, root_buffer)
 from ..target import NpuTarget
 from . import ModulePass, PassContext
-from .npu_keep_in_sram import name_of, resident_budgets
+from ..diagnostics import name_of
+from .buffer_plan import resident_budgets
 from ..frontend.builders import generic, maximum, minimum, scalar
 from ..recipes.ir_queries import ACTIVATION_ATTR, drop_epilogue
 from ..recipes.pooling import SEPARABLE, WHOLE_WINDOW_ATTR

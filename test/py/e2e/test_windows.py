@@ -112,7 +112,7 @@ def test_buffer_plan_gives_a_kept_tensors_space_to_smaller_ones_that_save_more(m
     matches onnxruntime. (At 128 KiB, since a concatenation's pieces are
     computed in it, the exchanges the estimate takes there lose 0.3%: what
     the passes after the plan make of it is not in the estimate.)"""
-    from atvoss_mlir.passes.npu_keep_in_sram import Plan
+    from atvoss_mlir.passes.buffer_plan import Plan
     shufflenet = bench_module("zoo").shufflenet(image=64, classes=10)
     target = "npu -max-sram-bytes=126976"
     compiled, _ = compile_and_check(shufflenet, {"input": randn(1, 3, 64, 64, seed=5)}, target)
