@@ -70,10 +70,15 @@ def top_level(op, block: ir.Block):
     return op
 
 
+def defined_functions(module: ir.Operation) -> list:
+    """Every func.func of the module that has a body."""
+    return [function.operation for function in module.regions[0].blocks[0].operations
+            if function.operation.name == "func.func" and function.regions[0].blocks]
+
+
 def function_bodies(module: ir.Operation) -> list:
     """The body block of every func.func of the module that has one."""
-    return [function.regions[0].blocks[0] for function in module.regions[0].blocks[0].operations
-            if function.operation.name == "func.func" and function.regions[0].blocks]
+    return [function.regions[0].blocks[0] for function in defined_functions(module)]
 
 
 def tensor_bytes(value: ir.Value) -> int | None:

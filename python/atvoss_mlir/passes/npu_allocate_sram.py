@@ -222,12 +222,14 @@ def place_buffers(block: ir.Block, allocator: FirstFit, error, assign: bool = Tr
             opened.append(op.results[0])
         elif name == "npu.dealloc":
             allocator.release(op.operands[0])
-        elif name == "npu.barrier" and _waits_for_compute(op):
-            allocator.busy.clear()
-        elif name == "npu.barrier" and barrier_engines(op) in ("matrix", "vector"):
-            # That unit's ops are done: space only they used may take a DMA.
-            other = "vector" if barrier_engines(op) == "matrix" else "matrix"
-            allocator.busy = [p for p in allocator.busy if p.used_by(other)]
+        elif name == "npu.barrier":
+            engines = barrier_engines(op)
+            if engines in ("all", "compute"):
+                allocator.busy.clear()
+            elif engines in ("matrix", "vector"):
+                # That unit's ops are done: space only they used may take a DMA.
+                other = "vector" if engines == "matrix" else "matrix"
+                allocator.busy = [p for p in allocator.busy if p.used_by(other)]
         if not _has_regions(op, name):
             continue
         for region in op.regions:
@@ -294,9 +296,3 @@ def _units_using(alloc) -> set:
             elif user.name not in ("npu.dma_load", "npu.dma_store", "npu.dealloc"):
                 return {"matrix", "vector"}
     return units
-
-
-def _waits_for_compute(barrier) -> bool:
-    """Whether the barrier waits for every compute engine (engines all or compute)."""
-    engines = barrier.attributes["engines"] if "engines" in barrier.attributes else None
-    return engines is None or ir.StringAttr(engines).value in ("all", "compute")

@@ -82,7 +82,7 @@ def narrowed_unit(running: dict, ops: list, index: int) -> str | None:
     """The unit the compute barrier ops[index] may wait for alone (None: both)."""
     accesses = []
     for op in ops[index + 1:]:
-        if op.name == "npu.barrier" and orders_compute(op):
+        if orders_compute(op):
             break
         accesses += dma_accesses(op)
     fits = []

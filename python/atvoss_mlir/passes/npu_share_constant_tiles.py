@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ..dialects import npu
-from . import ModulePass, PassContext
+from . import ModulePass, PassContext, defined_functions
 from .npu_allocate_sram import first_unplaced
 from .npu_verify_common import OUTPUT_OPERAND, VIEW_OPS
 from .npu_verify_tokens import root_buffer
@@ -122,8 +122,10 @@ def share(tiles: list) -> None:
         alloc.erase()
     # One dealloc, the last in the block (they are all in it).
     deallocs = [op for tile in tiles for op in tile.deallocs]
-    ops = {op: i for i, op in enumerate(o.operation for o in first.load.block.operations)}
-    last = max(deallocs, key=lambda op: ops[op])
+    last = deallocs[0]
+    for op in deallocs[1:]:
+        if last.is_before_in_block(op):
+            last = op
     for op in deallocs:
         if op != last:
             op.erase()
@@ -136,8 +138,7 @@ class NpuShareConstantTiles(ModulePass):
 
     def run(self, module: ir.Operation, context: PassContext) -> None:
         with module.context:
-            for function in [op.operation for op in module.regions[0].blocks[0].operations
-                             if op.operation.name == "func.func" and op.regions[0].blocks]:
+            for function in defined_functions(module):
                 self.share_in(function, context)
 
     @staticmethod

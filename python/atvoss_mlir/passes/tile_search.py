@@ -213,7 +213,7 @@ class Frontier:
     smallest: int   # the smallest working set of the space
 
 
-def evaluated_space(problem, target: NpuTarget, stages: int, explicit=None) -> Frontier:
+def space_frontier(problem, target: NpuTarget, stages: int, explicit=None) -> Frontier:
     """The frontier of the problem's candidates. It does not depend on the
     SRAM budget, of which the buffer plan tries many: memoised per op
     signature and target but the budget."""
@@ -277,7 +277,7 @@ def only_reduction_outer(problem, tiles, orders, sizes):
 
 def choose_schedule(problem, target: NpuTarget, stages: int, explicit: list[int] | None = None):
     """(best Schedule or None, smallest working set seen)."""
-    front = evaluated_space(problem, target, stages, explicit)
+    front = space_frontier(problem, target, stages, explicit)
     j = bisect.bisect_right(front.sizes, target.max_sram_bytes) - 1
     return (front.schedules[j] if j >= 0 else None), front.smallest
 
