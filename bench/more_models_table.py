@@ -15,9 +15,9 @@ import argparse
 import time
 
 import numpy as np
-import onnxruntime
 
 import atvoss_mlir
+from atvoss_mlir.reference import reference_session
 
 from graph_level_table import measure
 from more_models import MODELS
@@ -31,8 +31,7 @@ def check(build) -> float:
     model = build(image=CHECK_IMAGE)
     shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    session = onnxruntime.InferenceSession(model.SerializeToString(),
-                                           providers=["CPUExecutionProvider"])
+    session = reference_session(model)
     want = session.run(None, {"input": x})[0]
     got = next(iter(atvoss_mlir.compile(model).run({"input": x}).values()))
     return float(np.max(np.abs(got - want)) / np.max(np.abs(want)))

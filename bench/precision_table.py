@@ -36,11 +36,11 @@ import time
 
 import numpy as np
 import onnx
-import onnxruntime
 
 import atvoss_mlir
 from atvoss_mlir.quantization.precision import apply_precision
 from atvoss_mlir.target import parse_target
+from atvoss_mlir.reference import reference_session
 
 import zoo
 
@@ -78,8 +78,7 @@ def onnxruntime_outputs(model: onnx.ModelProto, samples: list[dict]) -> np.ndarr
         for opset in model.opset_import:
             if opset.domain in ("", "ai.onnx"):
                 opset.version = max(opset.version, 13)
-    session = onnxruntime.InferenceSession(model.SerializeToString(),
-                                           providers=["CPUExecutionProvider"])
+    session = reference_session(model)
     return np.concatenate([np.concatenate([np.ravel(v) for v in session.run(None, s)])
                            for s in samples]).astype(np.float64)
 

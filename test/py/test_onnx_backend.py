@@ -4,12 +4,12 @@ inputs that decide shapes from the first run (docs/onnx-backend.md)."""
 from __future__ import annotations
 
 import numpy as np
-import onnxruntime
 import pytest
 from onnx import TensorProto, helper
 
 from atvoss_mlir import onnx_backend
 from atvoss_mlir.diagnostics import DiagnosticError
+from atvoss_mlir.reference import reference_session
 
 
 def graph_model(nodes, inputs, outputs, opset=17):
@@ -20,8 +20,7 @@ def graph_model(nodes, inputs, outputs, opset=17):
 
 
 def onnxruntime_outputs(model, feeds):
-    session = onnxruntime.InferenceSession(model.SerializeToString(),
-                                           providers=["CPUExecutionProvider"])
+    session = reference_session(model)
     return session.run(None, feeds)
 
 

@@ -265,11 +265,8 @@ class _Evaluator:
 
     @staticmethod
     def _session(model: onnx.ModelProto):
-        import onnxruntime
-        options = onnxruntime.SessionOptions()
-        options.log_severity_level = 3
-        return onnxruntime.InferenceSession(model.SerializeToString(), options,
-                                            providers=["CPUExecutionProvider"])
+        from ..reference import reference_session
+        return reference_session(model, quiet=True)
 
     @staticmethod
     def _outputs(session, sample) -> np.ndarray:

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-import onnxruntime
 from onnx import TensorProto, helper, numpy_helper
 from mlir import ir
 from mlir.dialects.transform import interpreter
 from mlir.passmanager import PassManager
 
 from atvoss_mlir.frontend import import_onnx
+from atvoss_mlir.reference import reference_session
 from atvoss_mlir.sim import simulate
 
 BUFFERIZE = ("builtin.module(one-shot-bufferize{bufferize-function-boundaries "
@@ -66,9 +66,7 @@ def single(op_type, inputs: dict, output_shape, attributes=None, initializers=No
 
 
 def reference(onnx_model, feeds: dict) -> list[np.ndarray]:
-    session = onnxruntime.InferenceSession(onnx_model.SerializeToString(),
-                                           providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
+    return reference_session(onnx_model).run(None, feeds)
 
 
 def bufferize(module: ir.Module) -> ir.Module:

@@ -21,12 +21,12 @@ FP16_COMPUTE_TOLERANCE = (2e-2, 2e-2)
 def reference_outputs(args, compiled, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if not args.model.endswith(".onnx"):
         raise CommandLineError("--check needs an ONNX model (onnxruntime is the reference)")
-    import onnxruntime
+    from ..reference import reference_session
     model = args.model
     if compiled.target.precision in ("int8", "mixed"):
         # The quantised model the program computes: its own rounding is the reference.
         model = compiled.rewritten_model.SerializeToString()
-    session = onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"])
+    session = reference_session(model)
     names = [o.name for o in session.get_outputs()]
     return dict(zip(names, session.run(names, inputs)))
 

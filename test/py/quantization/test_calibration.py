@@ -22,6 +22,7 @@ import atvoss_mlir.compiler
 from atvoss_mlir.diagnostics import DiagnosticError
 from atvoss_mlir.quantization.calibration import load_calibration, quantize_model
 from atvoss_mlir.tools.atvoss import main as atvoss_main
+from atvoss_mlir.reference import reference_session
 
 CONV_INPUT = (1, 3, 16, 16)
 MLP_INPUT = (4, 32)     # a batch of 4 rows: samples are 4 stacked rows
@@ -98,8 +99,7 @@ def files(tmp_path_factory):
 
 
 def session(model) -> onnxruntime.InferenceSession:
-    data = model.SerializeToString() if isinstance(model, onnx.ModelProto) else str(model)
-    return onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"])
+    return reference_session(model if isinstance(model, onnx.ModelProto) else str(model))
 
 
 def initializers(model) -> dict[str, np.ndarray]:
@@ -389,7 +389,6 @@ def test_compile_and_run_pass_calibration_to_compile(files, tmp_path, monkeypatc
 def test_per_channel_quantisation_of_an_old_opset_model_is_valid_onnx():
     """Per-channel DequantizeLinear takes an axis from opset 13: an opset-9
     model is converted to 13 first, so onnx's checker and onnxruntime take it."""
-    import onnxruntime
     from onnx import helper, numpy_helper, TensorProto
     from atvoss_mlir.quantization.calibration import quantize_model
     rng = np.random.default_rng(0)
@@ -403,4 +402,4 @@ def test_per_channel_quantisation_of_an_old_opset_model_is_valid_onnx():
     quantized = quantize_model(model, {"x": rng.standard_normal((4, 3, 8, 8)).astype(np.float32)},
                                per_channel=True)
     onnx.checker.check_model(quantized)
-    onnxruntime.InferenceSession(quantized.SerializeToString(), providers=["CPUExecutionProvider"])
+    reference_session(quantized)

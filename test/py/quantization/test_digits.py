@@ -15,7 +15,6 @@ import sys
 
 import numpy as np
 import onnx
-import onnxruntime
 import pytest
 
 pytest.importorskip("sklearn")
@@ -23,6 +22,7 @@ pytest.importorskip("skl2onnx")
 
 import atvoss_mlir  # noqa: E402
 from atvoss_mlir.testing import digits_models  # noqa: E402
+from atvoss_mlir.reference import reference_session  # noqa: E402
 
 BATCH = 100          # the models' fixed batch: 5 runs over the held-out images
 MODELS = ["mlp", "cnn"]
@@ -70,7 +70,7 @@ def batches(x: np.ndarray):
 
 
 def run_onnxruntime(path, name: str, x: np.ndarray) -> np.ndarray:
-    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    session = reference_session(str(path))
     return np.concatenate([session.run(None, {name: chunk})[0] for chunk in batches(x)])
 
 

@@ -17,7 +17,6 @@ import sys
 
 import numpy as np
 import onnx
-import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
@@ -25,6 +24,7 @@ import atvoss_mlir
 from atvoss_mlir.diagnostics import DiagnosticError
 from atvoss_mlir.quantization.fp16 import to_fp16
 from atvoss_mlir.testing.transformer_models import encoder_layer
+from atvoss_mlir.reference import reference_session
 
 REPOSITORY = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, os.pardir)
 SMALL_CNN = os.path.join(REPOSITORY, "examples", "small_cnn.onnx")
@@ -43,8 +43,7 @@ ULP = 2.0 ** -10    # fp16's spacing relative to a value's power of two
 
 
 def onnxruntime_outputs(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
-    session = onnxruntime.InferenceSession(model.SerializeToString(),
-                                           providers=["CPUExecutionProvider"])
+    session = reference_session(model)
     return session.run(None, feeds)
 
 

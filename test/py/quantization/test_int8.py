@@ -13,7 +13,6 @@ import sys
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
@@ -21,13 +20,13 @@ from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantT
 
 import atvoss_mlir
 from atvoss_mlir.diagnostics import DiagnosticError
+from atvoss_mlir.reference import reference_session
 
 RNG = np.random.default_rng(7)
 
 
 def reference(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
+    return reference_session(model).run(None, feeds)
 
 
 def compiled_outputs(model: onnx.ModelProto, feeds: dict):

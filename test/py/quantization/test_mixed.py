@@ -13,7 +13,6 @@ import re
 
 import numpy as np
 import onnx
-import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
@@ -22,6 +21,7 @@ from atvoss_mlir.diagnostics import DiagnosticError
 from atvoss_mlir.quantization.mixed import choose_precision
 from atvoss_mlir.target import parse_target
 from atvoss_mlir.tools.atvoss import main as atvoss_main
+from atvoss_mlir.reference import reference_session
 
 LAYERS = ["conv1", "conv2", "conv3", "conv4"]
 SAMPLES = 8
@@ -75,8 +75,7 @@ def cosine(a, b) -> float:
 
 
 def onnxruntime_outputs(model: onnx.ModelProto) -> list[np.ndarray]:
-    session = onnxruntime.InferenceSession(model.SerializeToString(),
-                                           providers=["CPUExecutionProvider"])
+    session = reference_session(model)
     return [session.run(None, {"x": x[None]})[0] for x in calibration()["x"]]
 
 

@@ -1,0 +1,33 @@
+"""onnxruntime as the numerical reference: `atvoss run --check`, -precision=mixed
+and the tests take their sessions from here."""
+
+from __future__ import annotations
+
+# On x86 CPUs without VNNI, onnxruntime's default kernels for a uint8 x int8
+# product add pairs of products in 16 bits, which saturates (an int8
+# QLinearMatMul came out 25 steps off, a quantised MLP lost 1% of its
+# accuracy). This option has it multiply such products exactly, as the ONNX
+# operators define and the NPU computes.
+EXACT_PRODUCTS = "session.x64quantprecision"
+
+
+def reference_session(model, quiet: bool = False):
+    """A CPU onnxruntime session of `model` (a ModelProto, its bytes or a path)
+    with exact integer products. A model whose int8 operators have no kernel
+    under that option (an int8 QLinearConv) gets the default kernels, which
+    compute int8 x int8 products exactly."""
+    import onnxruntime
+    if hasattr(model, "SerializeToString"):
+        model = model.SerializeToString()
+    options = onnxruntime.SessionOptions()
+    if quiet:
+        options.log_severity_level = 3
+    exact = onnxruntime.SessionOptions()
+    exact.log_severity_level = options.log_severity_level
+    exact.add_session_config_entry(EXACT_PRODUCTS, "1")
+    try:
+        return onnxruntime.InferenceSession(model, exact, providers=["CPUExecutionProvider"])
+    except Exception as error:  # noqa: BLE001 - onnxruntime raises its own kinds
+        if "Failed to find kernel" not in str(error):
+            raise
+    return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
