@@ -16,7 +16,8 @@ from atvoss_mlir.context import make_context
 from atvoss_mlir.diagnostics import DiagnosticError
 from atvoss_mlir.passes import tile_candidates, tile_search
 from atvoss_mlir.passes.npu_tile import Unsupported, dma_cycles, linalg_ops, tiling_problem
-from atvoss_mlir.passes.tile_cost import estimate, trip_counts, working_set
+from atvoss_mlir.passes.tile_cost import (BUSY_WEIGHT, compute_busy, estimate, trip_counts,
+                                          working_set)
 from atvoss_mlir.recipes.problem import LoopDim
 from atvoss_mlir.passes.tile_candidates import loop_orders, tile_grid
 from atvoss_mlir.passes.tile_search import (Schedule, Space, choose_schedule, search, signature,
@@ -36,7 +37,8 @@ def reference_schedule(problem, target, stages, explicit=None):
             if size > target.max_sram_bytes:
                 continue
             cycles = estimate(problem, tiles, order, target, stages)
-            key = (cycles, math.prod(trip_counts(problem, tiles)), -sum(tiles))
+            cost = cycles + BUSY_WEIGHT * compute_busy(problem, tiles)
+            key = (cost, math.prod(trip_counts(problem, tiles)), -sum(tiles))
             if best is not None and key == best[0]:
                 ties += 1
             if best is None or key < best[0]:
@@ -173,6 +175,38 @@ def test_one_evaluation_serves_every_budget(programs, monkeypatch):
                 assert choose_schedule(problem, target, 2) == \
                     reference_schedule(problem, target, 2)[:2], f"{op.name} at {budget} B"
     assert len(evaluated) == 6
+
+
+GEMV = """
+func.func @logits(%a: memref<1x2048xf32>, %b: memref<2048x1000xf32>, %c: memref<1x1000xf32>) {
+  linalg.matmul ins(%a, %b : memref<1x2048xf32>, memref<2048x1000xf32>) outs(%c : memref<1x1000xf32>)
+  return
+}
+"""
+
+
+def test_dma_bound_op_takes_fewer_busy_cycles_for_little_time():
+    """A classifier's GEMV waits for its weights whatever its tiles: the search
+    takes the tiles that keep the matrix unit busy least, at no more estimated
+    time than BUSY_WEIGHT of the busy cycles saved. Each candidate's busy
+    cycles are its tiles' compute, each at its shape."""
+    context = make_context()
+    module = ir.Module.parse(GEMV, context)
+    target = parse_target("npu")
+    with context:
+        problem = tiling_problem(linalg_ops(module.operation)[0], target)
+        orders = loop_orders(problem)
+        space = Space(problem, tile_grid(problem, target, orders))
+        sizes, cycles, busy = tile_search.evaluate_space(problem, space, orders, target, 2)
+        for index in range(0, len(sizes), max(1, len(sizes) // 50)):
+            tiles = tuple(int(t) for t in space.tiles[index // len(orders)])
+            assert busy[index] == compute_busy(problem, tiles)
+        fits = np.flatnonzero(sizes <= target.max_sram_bytes)
+        fastest = fits[np.argmin(cycles[fits])]
+        chosen, _ = choose_schedule(problem, target, 2)
+        chosen_busy = compute_busy(problem, chosen.tiles)
+    assert chosen_busy < busy[fastest]
+    assert chosen.cycles - cycles[fastest] <= BUSY_WEIGHT * (busy[fastest] - chosen_busy)
 
 
 def test_transfer_cycles_are_dma_cycles_of_every_candidate(programs):

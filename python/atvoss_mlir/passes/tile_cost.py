@@ -92,6 +92,19 @@ def tile_kinds(problem, tiles) -> list[tuple[tuple, int]]:
             for combo in itertools.product(*parts)]
 
 
+def compute_busy(problem, tiles) -> int:
+    """Cycles the op's compute engine is busy over the whole loop nest: its
+    tiles' compute, each at its shape."""
+    return sum(count * int(problem.compute_cycles(shape))
+               for shape, count in tile_kinds(problem, tiles))
+
+
+# What the search minimises besides time: the compute engine's busy cycles at
+# this weight. Where an op waits for DMA, fewer of them cost no time and leave
+# the engine to overlapped ops; where it computes, they are its time.
+BUSY_WEIGHT = 1 / 16
+
+
 def move_cycles(problem, operand, tiles, target: NpuTarget):
     """Cycles moving one tile of the operand: its DMA alone on the machine, a
     vector-unit copy for a tensor kept in SRAM, nothing when the op computes

@@ -19,7 +19,8 @@ The scalar functions of `tile_cost` (`working_set`, `estimate`, ...) state
 the model one candidate at a time; the array evaluation computes the same
 numbers through the same `program_cycles`, and
 `choose_schedule` picks the same schedule as a loop over them would: the
-cheapest that fits, ties to fewer and then larger tiles, then to the first
+cheapest that fits (its estimated cycles plus BUSY_WEIGHT of its compute
+engine's busy cycles), ties to fewer and then larger tiles, then to the first
 candidate in the order of the space.
 
 Schedules are memoised per op signature (`signature`): the op, its operands'
@@ -46,7 +47,8 @@ from ..recipes.problem import in_place
 from .. import machine_model
 from ..target import NpuTarget
 from .tile_candidates import direct_conv_tiles, loop_orders, reduction_innermost, tile_grid
-from .tile_cost import _dma_view, aligned, move_cycles, padding_fills, program_cycles, tile_bytes
+from .tile_cost import (BUSY_WEIGHT, _dma_view, aligned, move_cycles, padding_fills,
+                        program_cycles, tile_bytes)
 
 # Attributes the search writes; they do not take part in an op's signature.
 SEARCH_ATTRIBUTES = ("npu.tile_sizes", "npu.loop_order", "npu.pipeline_stages",
@@ -224,14 +226,15 @@ def space_frontier(problem, target: NpuTarget, stages: int, explicit=None) -> Fr
             _SPACES.clear()
         orders = loop_orders(problem)
         space = Space(problem, tile_grid(problem, target, orders, explicit))
-        sizes, cycles = evaluate_space(problem, space, orders, target, stages)
+        sizes, cycles, busy = evaluate_space(problem, space, orders, target, stages)
         sizes = only_reduction_outer(problem, space.tiles, orders, sizes)
-        _SPACES[key] = frontier(orders, space.tiles, space.iterations, sizes, cycles)
+        _SPACES[key] = frontier(orders, space.tiles, space.iterations, sizes, cycles,
+                                cycles + BUSY_WEIGHT * busy)
     return _SPACES[key]
 
 
-def frontier(orders, tiles, iterations, sizes, cycles) -> Frontier:
-    """The best schedule within each budget: the cheapest that fits, ties to
+def frontier(orders, tiles, iterations, sizes, cycles, costs) -> Frontier:
+    """The best schedule within each budget: the cheapest (by `costs`) that fits, ties to
     fewer and then larger tiles, then to the first candidate in the order of
     the space (tile tuples outside, loop orders inside). The best of all is
     the best for the budgets from its working set up; below it, the best of
@@ -242,7 +245,7 @@ def frontier(orders, tiles, iterations, sizes, cycles) -> Frontier:
     smallest = int(sizes[candidates].min())
     chosen = []
     while candidates.size:
-        best = candidates[cycles[candidates] == cycles[candidates].min()]
+        best = candidates[costs[candidates] == costs[candidates].min()]
         best = best[iterations[tuple_of[best]] == iterations[tuple_of[best]].min()]
         best = int(best[tile_sums[tuple_of[best]] == tile_sums[tuple_of[best]].max()][0])
         chosen.append(best)
@@ -283,8 +286,9 @@ def choose_schedule(problem, target: NpuTarget, stages: int, explicit: list[int]
 
 
 def evaluate_space(problem, space: "Space", orders, target: NpuTarget, stages: int):
-    """(working sets, estimated cycles) of every schedule of the space, tile
-    tuples outside and loop orders inside, as flat arrays."""
+    """(working sets, estimated cycles, compute engine busy cycles) of every
+    schedule of the space, tile tuples outside and loop orders inside, as flat
+    arrays."""
     alignment = target.sram_alignment
     temporaries = aligned(space.per_tuple(problem.temporary_bytes).astype(np.int64), alignment)
     columns = space.columns()
@@ -316,8 +320,10 @@ def evaluate_space(problem, space: "Space", orders, target: NpuTarget, stages: i
         sizes.append(size)
         cycles.append(program_cycles(problem, target, stages, order, trips, whole, rest,
                                      kinds, fills, memo).astype(np.int64))
+    busy = sum(count * cycles for count, _, cycles, _ in kinds)
     # Flattened as the loop nest visits them: tile tuples outside, orders inside.
-    return np.stack(sizes, axis=1).ravel(), np.stack(cycles, axis=1).ravel()
+    return (np.stack(sizes, axis=1).ravel(), np.stack(cycles, axis=1).ravel(),
+            np.repeat(busy, len(orders)))
 
 
 def describe(problem, schedule: Schedule) -> str:

@@ -108,7 +108,7 @@ def build_space(op, problem, target: NpuTarget, label: str) -> OpSpace:
         flow_problem = tiling_problem(op, dataclasses.replace(target, dataflow=flow)) \
             if flow else problem
         for stages in STAGES:
-            sizes, cycles = evaluate_space(flow_problem, grid, orders, target, stages)
+            sizes, cycles, _ = evaluate_space(flow_problem, grid, orders, target, stages)
             space.refused[REFUSED_RESIDENT] += int((~whole).sum())
             over = whole & (sizes > target.max_sram_bytes)
             space.refused[REFUSED_BUDGET] += int(over.sum())

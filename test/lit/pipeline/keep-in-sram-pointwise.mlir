@@ -4,13 +4,14 @@
 // Two 1x1 convs: the first's result stays in SRAM (npu-keep-in-sram), and the
 // second's implicit GEMM multiplies that buffer as a matrix in place: its rows
 // are the output rows it computes. No vector-unit copy into a tile of its own.
-// The first writes it in place a tile of 8 image rows at a time, each tile a
-// matrix of 128 pixel rows, while the next tile's input loads.
+// The first writes it in place a tile of 32 channels at a time, each tile a
+// matrix of 256 pixel rows with the buffer's row stride, while the next
+// tile's weights load.
 
 // CHECK-LABEL: func.func @pointwise$chain
 // CHECK:         %[[R:.*]] = "npu.alloc"() {npu.resident, offset = {{.*}}} : () -> memref<1x16x16x64xf32, 1>
-// CHECK:         %[[T:.*]] = memref.subview %[[R]][0, %{{.*}}, 0, 0] [1, 8, 16, 64] [1, 1, 1, 1]
-// CHECK:         %[[TM:.*]] = memref.collapse_shape %[[T]] {{\[\[}}0, 1, 2], [3]] : {{.*}} into memref<128x64xf32, strided<[64, 1], offset: ?>, 1>
+// CHECK:         %[[T:.*]] = memref.subview %[[R]][0, 0, 0, %{{.*}}] [1, 16, 16, 32] [1, 1, 1, 1]
+// CHECK:         %[[TM:.*]] = memref.collapse_shape %[[T]] {{\[\[}}0, 1, 2], [3]] : {{.*}} into memref<256x32xf32, strided<[64, 1], offset: ?>, 1>
 // CHECK:         "npu.matmul"({{.*}}, {{.*}}, %[[TM]])
 // CHECK-NOT:     "npu.activation"
 // CHECK:         %[[M:.*]] = memref.collapse_shape %[[R]] {{\[\[}}0, 1, 2], [3]] : memref<1x16x16x64xf32, 1> into memref<256x64xf32, 1>
