@@ -9,7 +9,10 @@ the vector unit over the tensor). The merged op keeps the reader's output and
 takes the producer's inputs by their own maps. A merge whose body the vector
 unit cannot run as a chain of steps is undone, with a remark. An intermediate
 of at most a quarter of the SRAM is left to the buffer plan (npu-keep-in-sram),
-which keeps it in SRAM between the two ops when it fits.
+which keeps it in SRAM between the two ops when it fits. A merged chain that
+computes one of the vector unit's activations of a matmul or conv result (an
+exported gelu) then becomes that op's epilogue, as npu-fuse-epilogue folds
+one op.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from ..recipes.problem import Unsupported, indexing_maps, input_count, npu_attri
 from ..recipes.vector_body import body_program
 from . import ModulePass, PassContext, left_to_buffer_plan, ops_where, tensor_bytes
 from .npu_fold_transposes import elementwise
+from .npu_fuse_epilogue import fold_activations
 
 
 def fusable_producer(op, number: int):
@@ -121,6 +125,9 @@ class NpuFuseElementwise(ModulePass):
             for consumer in ops_where(module, elementwise):
                 while consumer is not None:
                     consumer = self.merge_one(consumer, context)
+            # A merged chain may be an activation of a matmul or conv result
+            # (an exported gelu: Div, Erf, Add, Mul, Mul): its epilogue.
+            fold_activations(module, context)
 
     def merge_one(self, consumer, context: PassContext):
         """Merge one producer into `consumer`; the merged op, or None."""

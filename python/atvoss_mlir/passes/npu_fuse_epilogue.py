@@ -1,11 +1,14 @@
 """npu-fuse-epilogue: fold an activation that directly follows a matmul or
-convolution into it, so the matrix unit applies it as its epilogue; from
--fusion=2, also a residual add.
+convolution into it, so the matrix unit applies it as its epilogue; a bias
+add after a matmul into its start (epilogue_bias.py); from -fusion=2, also a
+residual add.
 
 Runs on tensors, before bufferization. A `linalg.generic` whose body is
-`max(x, 0)` (relu) or `min(max(x, lo), hi)` (clip), applied elementwise to the
-only use of a linalg.matmul / batch_matmul / conv_2d_nhwc_hwcf /
-depthwise_conv_2d_nhwc_hwc result of the same type, is removed; the producer
+`max(x, 0)` (relu), `min(max(x, lo), hi)` (clip) or one of the vector unit's
+activations (sigmoid, exact gelu, tanh: recipes/activation_body.py), applied
+elementwise to the only use of a linalg.matmul / batch_matmul /
+conv_2d_nhwc_hwcf / depthwise_conv_2d_nhwc_hwc result of the same type (or of
+its rows reshaped, a linear layer's on a 3-d input), is removed; the producer
 gets `npu.activation` (and `npu.clip_min` / `npu.clip_max`), which
 `npu-promote-to-sram` turns into the npu op's `activation` on the last
 reduction step. Disabled by the target's `-fusion=0`.
@@ -32,12 +35,14 @@ from mlir import ir
 from mlir.dialects import tensor
 
 from . import ModulePass, PassContext, erase_if_unused, left_to_buffer_plan, tensor_bytes
+from .epilogue_bias import bias_add, fold_bias
 from .npu_share_concatenations import concatenation
 from ..recipes import linalg_ops
 from ..recipes.absorbed import residual_start
 from ..frontend.builders import concat, empty, extract_slice
 from ..recipes.problem import (ACTIVATION_ATTR, RESIDUAL_START_ATTR, Unsupported,
                                indexing_maps, ins_outs, is_reduction)
+from ..recipes.activation_body import body_activation
 from ..recipes.vector_body import body_program
 from ..recipes.vector_steps import ActivationStep, BinaryStep, Ref
 
@@ -45,27 +50,48 @@ PRODUCERS = ("linalg.matmul", "linalg.batch_matmul", "linalg.conv_2d_nhwc_hwcf",
              "linalg.depthwise_conv_2d_nhwc_hwc")
 
 
+def scalar_constant(value: ir.Value):
+    """The float a 0-d constant tensor holds, or None."""
+    if not isinstance(value, ir.OpResult) or value.owner.name != "arith.constant" \
+            or ir.RankedTensorType(value.type).rank != 0:
+        return None
+    attribute = value.owner.attributes["value"]
+    if not isinstance(attribute, ir.DenseFPElementsAttr) or not attribute.is_splat:
+        return None
+    return ir.FloatAttr(attribute.get_splat_value()).value
+
+
 def activation_of(op):
-    """(kind, clip_min, clip_max) when `op` is an elementwise relu/clip of one tensor."""
+    """(kind, clip_min, clip_max, source) when `op` is an elementwise activation
+    of one tensor, its source: relu or clip, or one of the vector unit's
+    activations (recipes/activation_body.py) written with scalar constants as
+    0-d inputs (as an exported gelu is once merged into one op)."""
     if op.name != "linalg.generic":
         return None
     inputs, outputs = ins_outs(op)
-    if len(inputs) != 1 or len(outputs) != 1 or len(op.results) != 1:
+    if len(outputs) != 1 or len(op.results) != 1 or not inputs:
         return None
-    if not isinstance(inputs[0].type, ir.RankedTensorType):
+    scalars = {number: scalar_constant(value) for number, value in enumerate(inputs)}
+    tensors = [number for number, scalar in scalars.items() if scalar is None]
+    if len(tensors) != 1 or not isinstance(inputs[tensors[0]].type, ir.RankedTensorType):
         return None
-    rank = ir.RankedTensorType(inputs[0].type).rank
+    x = tensors[0]
+    rank = ir.RankedTensorType(inputs[x].type).rank
     maps = indexing_maps(op)
-    if any(m != ir.AffineMap.get_identity(rank) for m in maps):
+    if maps[x] != ir.AffineMap.get_identity(rank) or maps[-1] != maps[x]:
         return None
+    block = op.regions[0].blocks[0]
+    if len(inputs) > 1:
+        kind = body_activation(block, x, {n: v for n, v in scalars.items() if v is not None})
+        return (kind, None, None, inputs[x]) if kind is not None else None
     try:
-        steps = body_program(op.regions[0].blocks[0], 1)
+        steps = body_program(block, 1)
     except Unsupported:
         return None
     if len(steps) != 1 or not isinstance(steps[0], ActivationStep) \
             or steps[0].source != Ref("in", 0):
         return None
-    return steps[0].kind, steps[0].clip_min, steps[0].clip_max
+    return steps[0].kind, steps[0].clip_min, steps[0].clip_max, inputs[0]
 
 
 RESIDUAL_PRODUCERS = ("linalg.matmul", "linalg.conv_2d_nhwc_hwcf")
@@ -253,12 +279,20 @@ def skip_note(residual: ir.Value) -> str:
 @dataclass(frozen=True)
 class NpuFuseEpilogue(ModulePass):
     argument = "npu-fuse-epilogue"
-    summary = "Fold relu/clip following a matmul or convolution into its epilogue"
+    summary = "Fold a bias add and an activation following a matmul or convolution into it"
 
     def run(self, module: ir.Operation, context: PassContext) -> None:
         with module.context:
             if context.target.fusion < 1:
                 return
+            for op in linalg_ops(module):
+                found = bias_add(op)
+                if found is not None:
+                    matmul = found[0]
+                    fold_bias(op, *found)
+                    context.diagnostics.remark(matmul.location, f"'{matmul.name}': bias add "
+                                                                f"folded in: the matrix unit "
+                                                                f"adds it")
             distribute_activations_and_adds(module, context.target.fusion)
             if context.target.fusion >= 2:
                 for op in linalg_ops(module):
@@ -282,30 +316,43 @@ class NpuFuseEpilogue(ModulePass):
                                            f"{2 * tensor_bytes(result)} B of DRAM traffic)")
                 # The activations after adds folded into the groups' convs.
                 distribute_activations_and_adds(module, 1)
-            for op in linalg_ops(module):
-                found = activation_of(op)
-                if found is None:
-                    continue
-                source = ins_outs(op)[0][0]
-                if not isinstance(source, ir.OpResult):
-                    continue
-                producer = source.owner
-                kind, clip_min, clip_max = found
-                if producer.name not in PRODUCERS or ACTIVATION_ATTR in producer.attributes:
-                    continue
-                if len(list(source.uses)) != 1 or source.type != op.results[0].type:
-                    # Another reader needs the value before the activation.
-                    context.diagnostics.remark(op.location, f"{kind} not folded into "
-                                               f"'{producer.name}': its result has other uses "
-                                               f"or another type")
-                    continue
-                with op.location:
-                    producer.attributes[ACTIVATION_ATTR] = ir.StringAttr.get(kind)
-                    f64 = ir.F64Type.get()
-                    if clip_min is not None:
-                        producer.attributes["npu.clip_min"] = ir.FloatAttr.get(f64, clip_min)
-                        producer.attributes["npu.clip_max"] = ir.FloatAttr.get(f64, clip_max)
-                op.results[0].replace_all_uses_with(source)
-                op.erase()
-                context.diagnostics.remark(producer.location, f"'{producer.name}': {kind} folded "
-                                                              f"into its epilogue")
+            fold_activations(module, context)
+
+
+def fold_activations(module, context: PassContext) -> None:
+    """Each activation that directly follows a matmul or conv, read by nothing
+    else, becomes its epilogue (npu-fuse-elementwise calls it again on the
+    chains it merges)."""
+    for op in linalg_ops(module):
+        found = activation_of(op)
+        if found is None:
+            continue
+        kind, clip_min, clip_max, source = found
+        if not isinstance(source, ir.OpResult):
+            continue
+        producer, replacement = source.owner, source
+        if producer.name == "tensor.expand_shape" and len(list(source.uses)) == 1 \
+                and isinstance(producer.operands[0], ir.OpResult) \
+                and producer.operands[0].owner.name in PRODUCERS:
+            # A matmul's rows reshaped (a linear layer on a 3-d input): the
+            # activation of the reshape is the reshape of the activation.
+            source = producer.operands[0]
+            producer = source.owner
+        if producer.name not in PRODUCERS or ACTIVATION_ATTR in producer.attributes:
+            continue
+        if len(list(source.uses)) != 1 or replacement.type != op.results[0].type:
+            # Another reader needs the value before the activation.
+            context.diagnostics.remark(op.location, f"{kind} not folded into "
+                                       f"'{producer.name}': its result has other uses "
+                                       f"or another type")
+            continue
+        with op.location:
+            producer.attributes[ACTIVATION_ATTR] = ir.StringAttr.get(kind)
+            f64 = ir.F64Type.get()
+            if clip_min is not None:
+                producer.attributes["npu.clip_min"] = ir.FloatAttr.get(f64, clip_min)
+                producer.attributes["npu.clip_max"] = ir.FloatAttr.get(f64, clip_max)
+        op.results[0].replace_all_uses_with(replacement)
+        op.erase()
+        context.diagnostics.remark(producer.location, f"'{producer.name}': {kind} folded "
+                                                      f"into its epilogue")

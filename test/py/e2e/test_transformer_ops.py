@@ -137,6 +137,49 @@ def test_gelu(approximate, dtype, tolerance, target):
                  tolerance)
 
 
+# -- linear layers as exporters write them ---------------------------------------------------
+
+def exported_linear(activation: str, rows=(2, 48), k=32, n=64):
+    """MatMul of a 3-d input, Add of a bias[N], then the activation as
+    PyTorch exports it before opset 20 (gelu: Div by sqrt(2), Erf, Add 1, Mul
+    by x, Mul by 0.5)."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(3)
+    constants = {"w": rng.standard_normal((k, n)) * k ** -0.5, "b": rng.standard_normal(n),
+                 "sqrt2": np.sqrt(2.0), "one": 1.0, "half": 0.5}
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["mm"]),
+             helper.make_node("Add", ["mm", "b"], ["y"])]
+    if activation == "gelu":
+        nodes += [helper.make_node("Div", ["y", "sqrt2"], ["d"]),
+                  helper.make_node("Erf", ["d"], ["e"]),
+                  helper.make_node("Add", ["e", "one"], ["a"]),
+                  helper.make_node("Mul", ["y", "a"], ["p"]),
+                  helper.make_node("Mul", ["p", "half"], ["out"])]
+    else:
+        nodes += [helper.make_node("Relu", ["y"], ["out"])]
+    graph = helper.make_graph(
+        nodes, "linear", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [*rows, k])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [*rows, n])],
+        [numpy_helper.from_array(np.asarray(v, np.float32), name)
+         for name, v in constants.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
+@pytest.mark.parametrize("activation", ["gelu", "relu"])
+def test_exported_linear_layer_is_one_matmul(activation):
+    """The bias is the matmul's (the matrix unit adds it) and the activation
+    its epilogue, through the reshape of its rows: one npu.matmul per tile and
+    no vector op, numerics as onnxruntime's. (The gelu chain is merged first:
+    its tensors exceed a quarter of the 32 KiB SRAM.)"""
+    compiled = check_on_npu(exported_linear(activation),
+                            {"x": (randn(2, 48, 32) * 2).astype(np.float32)},
+                            "npu -max-sram-bytes=32768", FP32)
+    engines = {op["op"]: op["engine"] for op in compiled.report["ops"]}
+    assert engines.get("npu.matmul") == "matrix"
+    assert not [op for op, engine in engines.items() if engine == "vector"], engines
+    assert f'activation = "{activation}"' in str(compiled.module)
+
+
 # -- reductions (opset 18: axes as an initializer input) --------------------------------------
 REDUCE_SHAPE = [3, ROW, 4]
 REDUCE_AXES = {"axis1": [1], "axes0_2": [0, 2], "axes_last2": [-2, -1]}
