@@ -56,10 +56,11 @@ def bias_add(op):
     if op.name != "linalg.generic" or len(op.results) != 1 or is_reduction(op):
         return None
     inputs, _ = ins_outs(op)
-    result_type = ir.RankedTensorType(op.results[0].type)
-    if len(inputs) != 2 or not isinstance(result_type.element_type,
-                                          (ir.F32Type, ir.F16Type, ir.BF16Type)):
-        return None
+    result_type = op.results[0].type
+    if len(inputs) != 2 or not isinstance(result_type, ir.RankedTensorType) \
+            or result_type.rank < 2 or not isinstance(result_type.element_type,
+                                                      (ir.F32Type, ir.F16Type, ir.BF16Type)):
+        return None   # a matmul's result has rows and columns
     rank = result_type.rank
     identity = ir.AffineMap.get_identity(rank)
     last = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(rank - 1)])
@@ -74,8 +75,9 @@ def bias_add(op):
     for number in (0, 1):
         rows, bias = inputs[number], inputs[1 - number]
         if maps[number] != identity or maps[1 - number] != last or rows.type != result_type \
-                or ir.RankedTensorType(bias.type).shape != [result_type.shape[-1]] \
-                or ir.RankedTensorType(bias.type).element_type != result_type.element_type:
+                or not isinstance(bias.type, ir.RankedTensorType) \
+                or bias.type.shape != [result_type.shape[-1]] \
+                or bias.type.element_type != result_type.element_type:
             continue
         found = matmul_rows(rows)
         if found is not None:

@@ -53,7 +53,7 @@ PRODUCERS = ("linalg.matmul", "linalg.batch_matmul", "linalg.conv_2d_nhwc_hwcf",
 def scalar_constant(value: ir.Value):
     """The float a 0-d constant tensor holds, or None."""
     if not isinstance(value, ir.OpResult) or value.owner.name != "arith.constant" \
-            or ir.RankedTensorType(value.type).rank != 0:
+            or not isinstance(value.type, ir.RankedTensorType) or value.type.rank != 0:
         return None
     attribute = value.owner.attributes["value"]
     if not isinstance(attribute, ir.DenseFPElementsAttr) or not attribute.is_splat:

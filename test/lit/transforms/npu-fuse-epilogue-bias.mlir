@@ -155,3 +155,30 @@ func.func @not_a_bias(%a: tensor<16x16xf32>, %w: tensor<16x16xf32>, %v: tensor<1
   } -> tensor<16x16xf32>
   return %rows, %twice, %r2, %onto : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>
 }
+
+// -----
+
+// Adds of scalars and vectors are no matmul's bias add (nor an error).
+
+#s = affine_map<() -> ()>
+#v = affine_map<(d0) -> (d0)>
+
+// CHECK-LABEL: func.func @not_a_matrix
+// CHECK-COUNT-2: linalg.generic
+func.func @not_a_matrix(%a: tensor<f32>, %b: tensor<f32>, %x: tensor<8xf32>, %y: tensor<8xf32>) -> (tensor<f32>, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<f32>
+  %s = linalg.generic {indexing_maps = [#s, #s, #s], iterator_types = []}
+      ins(%a, %b : tensor<f32>, tensor<f32>) outs(%e : tensor<f32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %r = arith.addf %p, %q : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  %e1 = tensor.empty() : tensor<8xf32>
+  %t = linalg.generic {indexing_maps = [#v, #v, #v], iterator_types = ["parallel"]}
+      ins(%x, %y : tensor<8xf32>, tensor<8xf32>) outs(%e1 : tensor<8xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %r = arith.addf %p, %q : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %s, %t : tensor<f32>, tensor<8xf32>
+}
