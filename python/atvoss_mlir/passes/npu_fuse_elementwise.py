@@ -127,7 +127,7 @@ class NpuFuseElementwise(ModulePass):
                     consumer = self.merge_one(consumer, context)
             # A merged chain may be an activation of a matmul or conv result
             # (an exported gelu: Div, Erf, Add, Mul, Mul): its epilogue.
-            fold_activations(module, context)
+            fold_activations(module, context, refusals=False)
 
     def merge_one(self, consumer, context: PassContext):
         """Merge one producer into `consumer`; the merged op, or None."""

@@ -319,10 +319,10 @@ class NpuFuseEpilogue(ModulePass):
             fold_activations(module, context)
 
 
-def fold_activations(module, context: PassContext) -> None:
+def fold_activations(module, context: PassContext, refusals: bool = True) -> None:
     """Each activation that directly follows a matmul or conv, read by nothing
     else, becomes its epilogue (npu-fuse-elementwise calls it again on the
-    chains it merges)."""
+    chains it merges, without remarking again on those this pass refused)."""
     for op in linalg_ops(module):
         found = activation_of(op)
         if found is None:
@@ -342,9 +342,10 @@ def fold_activations(module, context: PassContext) -> None:
             continue
         if len(list(source.uses)) != 1 or replacement.type != op.results[0].type:
             # Another reader needs the value before the activation.
-            context.diagnostics.remark(op.location, f"{kind} not folded into "
-                                       f"'{producer.name}': its result has other uses "
-                                       f"or another type")
+            if refusals:
+                context.diagnostics.remark(op.location, f"{kind} not folded into "
+                                           f"'{producer.name}': its result has other "
+                                           f"uses or another type")
             continue
         with op.location:
             producer.attributes[ACTIVATION_ATTR] = ir.StringAttr.get(kind)
