@@ -107,7 +107,6 @@ class DiagnosticError(Exception):
         super().__init__("\n".join(d.format() for d in diagnostics))
 
 
-
 def name_of(op) -> str:
     """The ONNX node an op comes from, else the op's name and line."""
     label = location_label(op.location)
@@ -115,6 +114,7 @@ def name_of(op) -> str:
         return f"'{label}'"
     position = source_position(op.location)
     return f"'{op.name}' at line {position.line}" if position else f"'{op.name}'"
+
 
 def error_at(location: ir.Location | None, message: str) -> DiagnosticError:
     return DiagnosticError([Diagnostic("error", message, location)])

@@ -19,15 +19,17 @@ def reference_session(model, quiet: bool = False):
     import onnxruntime
     if hasattr(model, "SerializeToString"):
         model = model.SerializeToString()
-    options = onnxruntime.SessionOptions()
-    if quiet:
-        options.log_severity_level = 3
-    exact = onnxruntime.SessionOptions()
-    exact.log_severity_level = options.log_severity_level
-    exact.add_session_config_entry(EXACT_PRODUCTS, "1")
+
+    def session(exact: bool):
+        options = onnxruntime.SessionOptions()
+        if quiet:
+            options.log_severity_level = 3
+        if exact:
+            options.add_session_config_entry(EXACT_PRODUCTS, "1")
+        return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     try:
-        return onnxruntime.InferenceSession(model, exact, providers=["CPUExecutionProvider"])
+        return session(exact=True)
     except Exception as error:  # noqa: BLE001 - onnxruntime raises its own kinds
         if "Failed to find kernel" not in str(error):
             raise
-    return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    return session(exact=False)

@@ -83,7 +83,6 @@ QUANTIZED_READERS = {"DequantizeLinear", "QLinearConv", "QLinearMatMul", "ConvIn
                      "MatMulInteger"} | {op for _, op in OTHER_DOMAIN_OPS}
 
 
-
 class Values(dict):
     """The value of each ONNX name: an ir.Value, an array, or None. An
     initializer becomes an array when first read (a folded conv's original
@@ -111,6 +110,7 @@ class Values(dict):
             return self[name]
         except KeyError:
             return default
+
 
 class GraphImporter:
     def __init__(self, model: onnx.ModelProto, inferred: dict[str, list[int]], path: str | None,

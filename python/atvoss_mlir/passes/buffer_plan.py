@@ -144,6 +144,12 @@ class Plan:
                 problem, outcome.schedule.tiles) else None, fits)
         return self._cost[key][0]
 
+    def has_schedule(self, i: int, resident: frozenset, budget: int) -> bool:
+        """Whether op i fits `budget` at all (`cycles` is None too when it
+        would read a kept tensor neither whole nor in place)."""
+        self.cycles(i, resident, budget)
+        return self._cost[(i, resident, budget)][1]
+
     def kept_operand(self, operand):
         """The operand of a tensor kept in SRAM; a tensor kept padded is read
         through no padding: its padded buffer is in SRAM."""
@@ -302,12 +308,12 @@ class Plan:
         before = after = 0
         for i in range(candidate.first, candidate.last + 1):
             old = self.cycles(i, self.resident_of(i), self.budget(i))
-            new = self.cycles(i, self.resident_of(i, candidate), self.budget(i, candidate))
+            resident, budget = self.resident_of(i, candidate), self.budget(i, candidate)
+            new = self.cycles(i, resident, budget)
             if old is None:
                 continue
             if new is None:
-                budget = self.budget(i, candidate)
-                if not self._cost[(i, self.resident_of(i, candidate), budget)][1]:
+                if not self.has_schedule(i, resident, budget):
                     return f"{name_of(self.ops[i])} would not fit in the {budget} B left below it"
                 return f"{name_of(self.ops[i])} would read it a tile at a time, neither whole " \
                        f"nor in place"

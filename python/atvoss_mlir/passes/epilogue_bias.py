@@ -16,7 +16,8 @@ from mlir.dialects import linalg, tensor
 
 from . import erase_if_unused
 from ..frontend.builders import result_of
-from ..recipes.problem import Unsupported, indexing_maps, ins_outs, is_reduction
+from ..recipes.problem import (Unsupported, constant_value, indexing_maps, ins_outs,
+                               is_reduction)
 from ..recipes.vector_body import body_program
 from ..recipes.vector_steps import BinaryStep
 
@@ -24,14 +25,17 @@ from ..recipes.vector_steps import BinaryStep
 def starts_from_zero(matmul) -> bool:
     """Whether the matmul's init is a fill of 0 read by it alone."""
     init = matmul.operands[len(matmul.operands) - 1]
-    if not isinstance(init, ir.OpResult) or init.owner.name != "linalg.fill" \
-            or len(list(init.uses)) != 1:
+    return isinstance(init, ir.OpResult) and init.owner.name == "linalg.fill" \
+        and len(list(init.uses)) == 1 and constant_value(init.owner.operands[0]) == 0.0
+
+
+def adds_two_inputs(op) -> bool:
+    """Whether the generic's body is one add of its two inputs."""
+    try:
+        steps = body_program(op.regions[0].blocks[0], 2)
+    except Unsupported:
         return False
-    value = init.owner.operands[0]
-    if not isinstance(value, ir.OpResult) or value.owner.name != "arith.constant":
-        return False
-    attribute = value.owner.attributes["value"]
-    return isinstance(attribute, ir.FloatAttr) and ir.FloatAttr(attribute).value == 0.0
+    return len(steps) == 1 and isinstance(steps[0], BinaryStep) and steps[0].kind == "add"
 
 
 def matmul_rows(value: ir.Value):
@@ -65,12 +69,7 @@ def bias_add(op):
     identity = ir.AffineMap.get_identity(rank)
     last = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(rank - 1)])
     maps = indexing_maps(op)
-    try:
-        steps = body_program(op.regions[0].blocks[0], 2)
-    except Unsupported:
-        return None
-    if maps[2] != identity or len(steps) != 1 or not isinstance(steps[0], BinaryStep) \
-            or steps[0].kind != "add":
+    if maps[2] != identity or not adds_two_inputs(op):
         return None
     for number in (0, 1):
         rows, bias = inputs[number], inputs[1 - number]
@@ -87,18 +86,24 @@ def bias_add(op):
 
 def fold_bias(add, matmul, reshape, bias) -> None:
     """The matmul starts from `bias` broadcast over its rows and replaces the
-    add; it (and its reshape) moves next to the add, after the bias."""
-    old_init = matmul.operands[len(matmul.operands) - 1]
+    add (start_from)."""
     result_type = ir.RankedTensorType(matmul.results[0].type)
     with add.location, ir.InsertionPoint(add):
         empty = tensor.EmptyOp(result_type.shape, result_type.element_type).result
         start = result_of(linalg.broadcast(bias, outs=[empty], dimensions=[0]))
-    matmul.operands[len(matmul.operands) - 1] = start
-    matmul.move_before(add)
+    start_from(add, matmul, start, reshape)
+
+
+def start_from(add, producer, start: ir.Value, reshape=None) -> None:
+    """The matmul or conv `producer` starts from `start` instead of its init
+    and replaces `add`, which reads its result (through `reshape`): it moves
+    next to the add, after what `start` reads."""
+    old_init = producer.operands[len(producer.operands) - 1]
+    producer.operands[len(producer.operands) - 1] = start
+    producer.move_before(add)
     if reshape is not None:
         reshape.move_before(add)
-    result = (reshape or matmul).results[0]
-    add.results[0].replace_all_uses_with(result)
+    add.results[0].replace_all_uses_with((reshape or producer).results[0])
     add_init = add.operands[2]
     add.erase()
     erase_if_unused(add_init)

@@ -35,7 +35,7 @@ from mlir import ir
 from mlir.dialects import tensor
 
 from . import ModulePass, PassContext, erase_if_unused, left_to_buffer_plan, tensor_bytes
-from .epilogue_bias import bias_add, fold_bias
+from .epilogue_bias import adds_two_inputs, bias_add, fold_bias, start_from
 from .npu_share_concatenations import concatenation
 from ..recipes import linalg_ops
 from ..recipes.absorbed import residual_start
@@ -44,7 +44,7 @@ from ..recipes.problem import (ACTIVATION_ATTR, RESIDUAL_START_ATTR, Unsupported
                                indexing_maps, ins_outs, is_reduction)
 from ..recipes.activation_body import body_activation
 from ..recipes.vector_body import body_program
-from ..recipes.vector_steps import ActivationStep, BinaryStep, Ref
+from ..recipes.vector_steps import ActivationStep, Ref
 
 PRODUCERS = ("linalg.matmul", "linalg.batch_matmul", "linalg.conv_2d_nhwc_hwcf",
              "linalg.depthwise_conv_2d_nhwc_hwc")
@@ -215,13 +215,7 @@ def residual_add(op):
         return None
     rank = ir.RankedTensorType(op.results[0].type).rank
     maps = indexing_maps(op)
-    if any(m != ir.AffineMap.get_identity(rank) for m in maps):
-        return None
-    try:
-        steps = body_program(op.regions[0].blocks[0], 2)
-    except Unsupported:
-        return None
-    if len(steps) != 1 or not isinstance(steps[0], BinaryStep) or steps[0].kind != "add":
+    if any(m != ir.AffineMap.get_identity(rank) for m in maps) or not adds_two_inputs(op):
         return None
     for number in (0, 1):
         result, residual = inputs[number], inputs[1 - number]
@@ -239,19 +233,12 @@ def start_from_residual(add, result, residual) -> None:
     step) and replaces the add; it moves next to the add, after the residual."""
     producer = result.owner
     bias = bias_start(producer)
-    old_init = producer.operands[len(producer.operands) - 1]
     result_type = ir.RankedTensorType(result.type)
     with add.location, ir.InsertionPoint(add):
         empty = tensor.EmptyOp(result_type.shape, result_type.element_type).result
         start = residual_start(residual, bias, empty)
         start.owner.attributes[RESIDUAL_START_ATTR] = ir.UnitAttr.get()
-    producer.operands[len(producer.operands) - 1] = start
-    producer.move_before(add)
-    add.results[0].replace_all_uses_with(result)
-    add_init = add.operands[2]
-    add.erase()
-    erase_if_unused(add_init)
-    erase_if_unused(old_init)
+    start_from(add, producer, start)
 
 
 def whole_skip(residual: ir.Value) -> ir.Value:

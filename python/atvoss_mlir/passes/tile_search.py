@@ -234,9 +234,9 @@ def space_frontier(problem, target: NpuTarget, stages: int, explicit=None) -> Fr
 
 
 def frontier(orders, tiles, iterations, sizes, cycles, costs) -> Frontier:
-    """The best schedule within each budget: the cheapest (by `costs`) that fits, ties to
-    fewer and then larger tiles, then to the first candidate in the order of
-    the space (tile tuples outside, loop orders inside). The best of all is
+    """The best schedule within each budget: the cheapest (by `costs`) that
+    fits, ties to fewer and then larger tiles, then to the first candidate in
+    the order of the space (tile tuples outside, loop orders inside). The best of all is
     the best for the budgets from its working set up; below it, the best of
     those smaller, and so on."""
     tuple_of = np.arange(len(sizes)) // len(orders)
@@ -320,7 +320,7 @@ def evaluate_space(problem, space: "Space", orders, target: NpuTarget, stages: i
         sizes.append(size)
         cycles.append(program_cycles(problem, target, stages, order, trips, whole, rest,
                                      kinds, fills, memo).astype(np.int64))
-    busy = sum(count * cycles for count, _, cycles, _ in kinds)
+    busy = sum(count * compute for count, _, compute, _ in kinds)
     # Flattened as the loop nest visits them: tile tuples outside, orders inside.
     return (np.stack(sizes, axis=1).ravel(), np.stack(cycles, axis=1).ravel(),
             np.repeat(busy, len(orders)))
