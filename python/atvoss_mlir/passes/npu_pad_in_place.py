@@ -45,10 +45,24 @@ def fill_value(op, buffer: ir.Value) -> ir.Value | None:
         body = op.regions[0].blocks[0]
         terminator = list(body.operations)[-1]
         value = terminator.operands[0] if len(terminator.operands) == 1 else None
-        if value is not None and not (isinstance(value, ir.BlockArgument)
-                                      and value.owner == body):
+        # One value from outside the body; one computed in it (from the
+        # element's index) differs per element.
+        if value is not None and not defined_in(value, operation(op)):
             return value
     return None
+
+
+def defined_in(value: ir.Value, op: ir.Operation) -> bool:
+    """Whether `value` is an argument or a result of an op within `op`'s regions."""
+    owner = value.owner
+    while owner is not None:
+        if isinstance(owner, ir.Block):
+            owner = owner.owner
+        owner = operation(owner)
+        if owner == op:
+            return True
+        owner = owner.parent
+    return False
 
 
 def position(op, block: ir.Block, order: dict) -> int:

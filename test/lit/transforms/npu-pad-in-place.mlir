@@ -182,3 +182,35 @@ func.func @pad_value$argument(%x: memref<1x4x4x8xf32>, %v: f32, %y: memref<1x6x4
   linalg.copy ins(%padded : memref<1x6x4x8xf32>) outs(%y : memref<1x6x4x8xf32>)
   return
 }
+
+// -----
+
+// The pad value is computed per element from its index (bufferization's map
+// for a tensor.pad whose value depends on the channel): no single fill value,
+// so the copy stays.
+
+// CHECK-LABEL: func.func @pad_value$per_element
+// CHECK:         linalg.map
+// CHECK:         memref.copy
+#map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @pad_value$per_element(%x: memref<1x4x4x8xf32>, %y: memref<1x6x4x8xf32>) {
+  %a = memref.alloc() {alignment = 64 : i64} : memref<1x4x4x8xf32>
+  linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : memref<1x4x4x8xf32>) outs(%a : memref<1x4x4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.mulf %in, %in : f32
+    linalg.yield %s : f32
+  }
+  %padded = memref.alloc() {alignment = 64 : i64} : memref<1x6x4x8xf32>
+  linalg.map outs(%padded : memref<1x6x4x8xf32>)
+    (%init: f32) {
+      %c = linalg.index 3 : index
+      %i = arith.index_cast %c : index to i32
+      %v = arith.sitofp %i : i32 to f32
+      linalg.yield %v : f32
+    }
+  %interior = memref.subview %padded[0, 1, 0, 0] [1, 4, 4, 8] [1, 1, 1, 1] : memref<1x6x4x8xf32> to memref<1x4x4x8xf32, strided<[192, 32, 8, 1], offset: 32>>
+  memref.copy %a, %interior : memref<1x4x4x8xf32> to memref<1x4x4x8xf32, strided<[192, 32, 8, 1], offset: 32>>
+  linalg.copy ins(%padded : memref<1x6x4x8xf32>) outs(%y : memref<1x6x4x8xf32>)
+  return
+}
