@@ -1,6 +1,7 @@
 """The compute of npu-promote-to-sram's tile programs: the tiled linalg op on
 its SRAM tiles, with the output tile's initial value (a fill, a bias, a folded
-residual) on the first reduction step and its activation epilogue on the
+residual: its skip tile loaded into the output tile, or skip + bias on the
+vector unit) on the first reduction step and its activation epilogue on the
 last, `npu-convert-linalg-to-npu` then turning it into npu compute ops. A
 matrix op whose reduction is split keeps fp16/bf16 partial sums in an fp32
 accumulator; an int8 op with a folded requantisation (recipes/requantize)
@@ -17,7 +18,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg
 
 from ..dialects import npu
-from ..recipes.absorbed import residual_start
+from ..recipes.absorbed import bias_onto, residual_start
 from ..recipes.prologue import PROLOGUE, apply_prologue
 from ..recipes.requantize import QUANTIZED_ADD, REQUANTIZE
 from ..recipes.ir_queries import drop_epilogue
@@ -115,7 +116,12 @@ class TileCompute(TileSpace):
         out = self.compute_view(self.problem.output.role, t, index)
         problem = self.problem
         accumulator = self.accumulator_view(t, out) if self.accumulators else out
-        if first and "residual" in self.staged:
+        if first and "residual" in self.staged and self.skip_in_output:
+            # The skip was loaded into the output tile: the op accumulates onto
+            # it and its bias epilogue adds the bias.
+            init = bias_onto(self.compute_view("bias", t, index), out)
+            init.attributes[INIT_ATTR] = ir.UnitAttr.get()
+        elif first and "residual" in self.staged:
             # A residual add folded in: the op accumulates onto skip + bias,
             # one pass of the vector unit.
             residual_start(self.compute_view("residual", t, index),

@@ -13,7 +13,7 @@ from mlir import ir
 from ..dialects import npu
 from ..recipes.loops import Iteration
 from ..recipes.problem import (OperandTile, Strided, Tiled, TilingProblem, Whole, Window,
-                               in_place, unit_stride)
+                               in_place, reduction_whole, skip_into_output, unit_stride)
 from ..recipes.tile_ir import (add, compare, div, index, maximum, minimum, mixed, mul, rem,
                                select_buffer, sub, subview)
 from .npu_tile import Schedule, reuse_period, trip_counts
@@ -103,12 +103,18 @@ class TileSpace:
     def allocate(self) -> None:
         self.staged = {}
         self.allocs = []
+        shared = None
         for operand in self.problem.operands:
             period = reuse_period(operand, self.order, self.trips)
             count = 0 if self.in_place(operand) else 1 if period is None else self.stages
+            if skip_into_output(self.problem, operand) and reduction_whole(self.problem, self.tiles):
+                shared, count = operand.role, 0   # loaded into the output's buffers
             shape = self.sram_shape(operand)
             buffers = [self.alloc(shape, operand.element_type) for _ in range(count)]
             self.staged[operand.role] = Staged(operand, buffers, period, shape)
+        self.skip_in_output = shared is not None
+        if shared is not None:
+            self.staged[shared].buffers = self.staged[self.problem.output.role].buffers
         wide = self.accumulator_type()
         output = self.staged[self.problem.output.role]
         # One accumulator per output buffer; an output written in place (kept in

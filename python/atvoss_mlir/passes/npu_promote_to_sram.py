@@ -62,6 +62,14 @@ class TileProgram(TileCompute):
         self.channel = (self.channel + 1) % self.target.dma_channels
         return channel
 
+    def channel_of(self, role: str) -> int:
+        """The channel of a DMA of `role`'s tile. A skip loaded into the output's
+        buffers shares one with the stores: the load of a buffer then follows
+        the store still reading it, in order, with no wait between."""
+        if self.skip_in_output and role in ("residual", self.problem.output.role):
+            return 0
+        return self.next_channel()
+
     def load(self, roles, t, wait: bool = True) -> dict:
         """Load the tiles of `roles` for iteration t (and wait for them);
         role -> the DMA's token."""
@@ -75,7 +83,7 @@ class TileProgram(TileCompute):
             if operand.resident:   # kept in SRAM: a vector-unit copy, ordered by the scoreboard
                 linalg.copy(dram, outs=[sram])
                 continue
-            tokens[role] = npu.DmaLoadOp(npu.token_type(), dram, sram, self.next_channel()).result
+            tokens[role] = npu.DmaLoadOp(npu.token_type(), dram, sram, self.channel_of(role)).result
         if wait and tokens:
             npu.WaitOp(list(tokens.values()))
         return tokens
@@ -146,7 +154,7 @@ class TileProgram(TileCompute):
             # while the vector unit still reads it.
             npu.BarrierOp(engines="compute")
             return None
-        token = npu.DmaStoreOp(npu.token_type(), sram, dram, self.next_channel()).result
+        token = npu.DmaStoreOp(npu.token_type(), sram, dram, self.channel_of(role)).result
         if wait:
             npu.WaitOp([token])
         return token

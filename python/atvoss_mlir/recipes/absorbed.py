@@ -147,6 +147,17 @@ def residual_start(residual: ir.Value, bias: ir.Value, init: ir.Value):
                    lambda args: arith.AddFOp(args[0], args[1]).result)
 
 
+def bias_onto(bias: ir.Value, tile: ir.Value):
+    """tile += bias[C] (over the last dim), in place: the start of a matrix op
+    whose skip was loaded into its output tile, folded into the op as its bias
+    epilogue (marked INIT_ATTR by the caller)."""
+    rank = ir.ShapedType(tile.type).rank
+    identity = ir.AffineMap.get_identity(rank)
+    channel = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(rank - 1)])
+    return generic([bias], [channel], tile, identity, ["parallel"] * rank,
+                   lambda args: arith.AddFOp(args[1], args[0]).result)
+
+
 def init_residual(op, output: ir.Value, channels: int):
     """(generic, residual, bias) when the generic npu-fuse-epilogue writes for a
     residual add (skip + bias[C], marked RESIDUAL_START_ATTR) fills the fresh

@@ -105,14 +105,15 @@ def accumulation_start(op, out: ir.Value, rewriter) -> tuple:
     """(whether a matrix op or depthwise conv adds to its output tile, its bias):
     it does not when the tile's initial value is a zero fill (the op's own start,
     so the fill goes) or a broadcast bias (the op's bias epilogue then adds it);
-    a non-zero fill is kept as npu.fill."""
+    a bias added onto the tile's loaded value (absorbed.bias_onto) is its bias
+    epilogue too, onto what it accumulates; a non-zero fill is kept as npu.fill."""
     init = initial_value(op, out)
     if init is None:
         return True, None
-    if init.name == "linalg.broadcast":
+    if init.name in ("linalg.broadcast", "linalg.generic"):
         bias = init.operands[0]
         rewriter.erase_op(init)
-        return False, bias
+        return init.name == "linalg.generic", bias
     value = fill_constant(init)
     if value != 0.0:
         npu.FillOp(out, value)

@@ -5,10 +5,10 @@
 // RUN: atvoss-opt %s -split-input-file --npu-pipeline --target='npu -max-sram-bytes=65536' | FileCheck %s --check-prefix=PROGRAM
 
 // A ResNet block's tail: conv (+ bias) + skip, then relu. At -fusion=2 the conv
-// starts from skip + bias (a generic npu-tile folds into its first step: one
-// vector add of the skip tile and the bias into the output tile, then the
-// matrix unit accumulates onto it) and the relu becomes its epilogue; the add
-// is gone. Its 64 KiB result is more than
+// starts from skip + bias (a generic npu-tile folds into its first step: here,
+// each tile one whole reduction, the skip tile is loaded into the output tile
+// and the matrix unit accumulates onto it, adding the bias in its epilogue)
+// and the relu becomes its epilogue; the add is gone. Its 64 KiB result is more than
 // a quarter of this 64 KiB SRAM; with the default 1 MiB SRAM the add is left
 // to the buffer plan.
 
@@ -26,8 +26,15 @@
 // FUSION1:         arith.addf
 // LARGE-SRAM:    remark: residual add not folded into 'linalg.conv_2d_nhwc_hwcf': its 65536 B result is left to the buffer plan (at most a quarter of the SRAM)
 // PROGRAM-LABEL: func.func @conv$plus_skip
-// PROGRAM:         "npu.elementwise"({{.*}}) {kind = "add"} : (memref<1x2x16x64xf32, 1>, memref<64xf32, 1>, memref<1x2x16x64xf32, 1>)
-// PROGRAM:         "npu.matmul"({{.*}}) {accumulate = true, activation = "relu"
+// PROGRAM-SAME:    (%{{.*}}: memref<1x16x16x32xf32>, %[[SKIP:.*]]: memref<1x16x16x64xf32>)
+// PROGRAM-NOT:     "npu.elementwise"
+// PROGRAM:         %[[OUT:.*]] = "npu.alloc"() {{.*}} -> memref<1x4x16x64xf32, 1>
+// PROGRAM:         %[[TILE:.*]] = memref.subview %[[SKIP]][0, 0, 0, 0] [1, 4, 16, 64]
+// PROGRAM-NEXT:    "npu.dma_load"(%[[TILE]], %[[OUT]])
+// PROGRAM-NOT:     "npu.elementwise"
+// PROGRAM:         "npu.matmul"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {accumulate = true, activation = "relu"
+// PROGRAM-NOT:     "npu.elementwise"
+// PROGRAM:         return
 #id = affine_map<(n, h, w, c) -> (n, h, w, c)>
 func.func @conv$plus_skip(%x: tensor<1x16x16x32xf32>, %skip: tensor<1x16x16x64xf32>) -> tensor<1x16x16x64xf32> {
   %w = arith.constant dense<0.125> : tensor<1x1x32x64xf32>

@@ -116,6 +116,32 @@ def test_residual_adds_folded_into_their_convs(target):
         assert len(folded) + len(left) == 16
 
 
+@pytest.mark.parametrize("target", ["npu -max-sram-bytes=262144",
+                                    "npu -max-sram-bytes=262144 -pipeline-stages=1",
+                                    "npu -max-sram-bytes=262144 -pipeline-stages=3"])
+@pytest.mark.parametrize("kernel", [1, 3])
+def test_skip_loaded_into_the_conv_output_tile(kernel, target):
+    """A residual add folded into a conv whose tiles hold the whole reduction:
+    the skip tile is loaded into the conv's output tile, which the conv
+    accumulates onto, adding its bias in its epilogue; no vector-unit add, and
+    the numbers stay onnxruntime's at every pipeline depth."""
+    from onnx import helper
+    rng = np.random.default_rng(kernel)
+    weights = (rng.standard_normal((64, 64, kernel, kernel)) * 0.1).astype(np.float32)
+    first = (rng.standard_normal((64, 64, 1, 1)) * 0.1).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "W0"], ["c0"]),
+             helper.make_node("Relu", ["c0"], ["skip"]),
+             helper.make_node("Conv", ["skip", "W", "B"], ["c"], pads=[kernel // 2] * 4),
+             helper.make_node("Add", ["c", "skip"], ["s"]),
+             helper.make_node("Relu", ["s"], ["y"])]
+    block = model(nodes, {"x": [1, 64, 32, 32]}, {"y": [1, 64, 32, 32]},
+                  {"W0": first, "W": weights, "B": rng.standard_normal(64).astype(np.float32)})
+    compiled, _ = compile_and_check(block, {"x": randn(1, 64, 32, 32, seed=3)}, target, **FP32)
+    program = str(compiled.module)
+    assert program.count("scf.for") >= 1 and '"npu.elementwise"' not in program
+    assert any("residual add folded in" in r.message for r in compiled.remarks)
+
+
 @pytest.mark.parametrize("target", ["npu", "npu -max-sram-bytes=8192", "npu -fusion=0"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_bias_as_the_conv_and_gemm_bias_operand(dtype, target):
