@@ -15,7 +15,7 @@
 // SIM: fallback 0 0.0%
 
 // REMARK: remark: conv strategy implicit-gemm (direct ~{{[0-9]+}} cycles, implicit-gemm ~{{[0-9]+}} cycles, im2col ~{{[0-9]+}} cycles)
-// REMARK: remark: 'linalg.conv_2d_nhwc_hwcf': tiles n1xoh14xow28xf32xc64, loops (n,ow,oh,f,c), working set 208896 B, estimated {{[0-9]+}} cycles
+// REMARK: remark: 'linalg.conv_2d_nhwc_hwcf': tiles n1xoh28xow28xf32xc64, loops (n,ow,oh,f,c), working set 309248 B, estimated {{[0-9]+}} cycles
 func.func @main(%x: tensor<1x28x28x64xf16>, %w: tensor<1x1x64x96xf16>) -> tensor<1x28x28x96xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x28x28x96xf32>

@@ -16,7 +16,7 @@
 // SIM: fallback 0 0.0%
 
 // REMARK: remark: conv strategy direct (direct ~{{[0-9]+}} cycles, im2col ~{{[0-9]+}} cycles)
-// REMARK: remark: 'linalg.conv_2d_nhwc_hwcf': tiles n1xoh11xow32xf32xc3, loops (n,ow,oh,f,c), working set 121920 B, estimated {{[0-9]+}} cycles
+// REMARK: remark: 'linalg.conv_2d_nhwc_hwcf': tiles n1xoh16xow32xf32xc3, loops (n,ow,oh,f,c), working set 171136 B, estimated {{[0-9]+}} cycles
 func.func @main(%x: tensor<1x64x64x3xf16>, %w: tensor<7x7x3x32xf16>) -> tensor<1x32x32x32xf32> {
   %pv = arith.constant 0.0 : f16
   %padded = tensor.pad %x low[0, 3, 3, 0] high[0, 3, 3, 0] {

@@ -14,7 +14,7 @@
 // SIM: total cycles
 // SIM: fallback 0 0.0%
 
-// REMARK: remark: 'linalg.depthwise_conv_2d_nhwc_hwc': tiles n1xoh7xow32xc16, loops (n,oh,ow,c), working set 34496 B, estimated {{[0-9]+}} cycles
+// REMARK: remark: 'linalg.depthwise_conv_2d_nhwc_hwc': tiles n1xoh8xow32xc16, loops (n,oh,ow,c), working set 38720 B, estimated {{[0-9]+}} cycles
 func.func @main(%x: tensor<1x32x32x48xf16>, %w: tensor<3x3x48xf16>) -> tensor<1x32x32x48xf16> {
   %pv = arith.constant 0.0 : f16
   %padded = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
