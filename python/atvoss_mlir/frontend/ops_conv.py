@@ -21,10 +21,17 @@ TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 
 # -- window geometry -----------------------------------------------------------------------
 
-def _listed(value) -> list | None:
-    """An ints attribute as a list (one int given alone in a list)."""
-    return value if value is None or isinstance(value, list) else \
-        list(value) if isinstance(value, tuple) else [value]
+def _ints(node, name: str) -> list | None:
+    """An ints attribute as a list (one int given alone in a list); None when
+    absent. A com.microsoft op's attribute no schema types (a STRING where
+    INTS belong) is refused by name."""
+    value = node.attr(name)
+    if value is None:
+        return None
+    listed = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not all(isinstance(v, int) for v in listed):
+        raise ImportFailure(f"attribute '{name}' must be ints, not {value!r}")
+    return listed
 
 
 def window_geometry(node, input_sizes, kernel, ceil_mode=False):
@@ -33,8 +40,8 @@ def window_geometry(node, input_sizes, kernel, ceil_mode=False):
     rank = len(kernel)
     # An INT where INTS belong (a com.microsoft op's, which no ONNX schema
     # checks) is one int: refused below with the others of the wrong count.
-    strides = _listed(node.attr("strides")) or [1] * rank
-    dilations = _listed(node.attr("dilations")) or [1] * rank
+    strides = _ints(node, "strides") or [1] * rank
+    dilations = _ints(node, "dilations") or [1] * rank
     auto_pad = node.attr("auto_pad", "NOTSET")
     effective = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
@@ -47,7 +54,7 @@ def window_geometry(node, input_sizes, kernel, ceil_mode=False):
     elif auto_pad == "VALID":
         low, high = [0] * rank, [0] * rank
     elif auto_pad == "NOTSET":
-        pads = _listed(node.attr("pads")) or [0] * (2 * rank)
+        pads = _ints(node, "pads") or [0] * (2 * rank)
         low, high = list(pads[:rank]), list(pads[rank:])
     else:
         raise ImportFailure(f"auto_pad '{auto_pad}'")
@@ -87,13 +94,16 @@ class _Window2d:
         self.opset = node.opset
 
     def attr(self, name, default=None):
-        value = self.node.attr(name, default)
-        if not self.lift or value is None or name not in ("kernel_shape", "strides", "dilations",
-                                                           "pads"):
+        if name not in ("kernel_shape", "strides", "dilations", "pads"):
+            return self.node.attr(name, default)
+        value = _ints(self.node, name)
+        if value is None:
+            return default
+        if not self.lift:
             return value
-        if name == "pads":
-            return [0, value[0], 0, value[1]]
-        return [1] + list(value)
+        if name == "pads":   # of another count: refused with the window's others
+            return [0, value[0], 0, value[1]] if len(value) == 2 else value
+        return [1] + value
 
 
 # -- Conv ----------------------------------------------------------------------------------

@@ -17,6 +17,15 @@ def _per_channel(array, rank):
     return np.ascontiguousarray(array.reshape([-1] + [1] * (rank - 2)))
 
 
+def _check_per_channel(node, channels: int, shape: list, params: list) -> None:
+    """Scale, bias, mean and variance: one value per channel of the input."""
+    for number, (name, param) in enumerate(zip(("scale", "B", "mean", "var"), params), 1):
+        found = list(param.shape) if param is not None else b.shape_of(node.value(number))
+        if len(found) != 1 or (channels >= 0 and found[0] >= 0 and found[0] != channels):
+            raise ImportFailure(f"{name} has shape {found}, not [{channels}] (one per channel "
+                                f"of the {shape} input)")
+
+
 @handles("BatchNormalization")
 def batch_normalization(node):
     if node.attr("training_mode", 0):
@@ -24,9 +33,13 @@ def batch_normalization(node):
     if any(name for name in node.proto.output[1:]):
         raise node.unsupported("the running statistics outputs (training)")
     x = node.value(0)
-    rank = len(b.shape_of(x))
+    shape = b.shape_of(x)
+    rank = len(shape)
+    if rank < 2:
+        raise ImportFailure(f"expects an input of rank 2 or more (N, C, ...), not {shape}")
     epsilon = node.attr("epsilon", 1e-5)
     params = [node.constant(i) for i in range(1, 5)]
+    _check_per_channel(node, shape[1], shape, params)
     if all(p is not None for p in params):  # inference: y = x * scale' + shift'
         scale, shift, mean, variance = (p.astype(np.float64) for p in params)
         factor = scale / np.sqrt(variance + epsilon)

@@ -41,6 +41,18 @@ def model(node, inputs, initializers=()):
      [("x", [1, 4, 8, 8])], [(n, np.ones(4, np.float32)) for n in "sbmv"],
      "node 'bn' (BatchNormalization, opset 17): attribute 'epsilon' is STRING, "
      "BatchNormalization takes FLOAT"),
+    (helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], name="bn"),
+     [("x", [1, 3, 8, 8])], [(n, np.ones(8, np.float32)) for n in "sbmv"],
+     "node 'bn' (BatchNormalization, opset 17): scale has shape [8], not [3] (one per "
+     "channel of the [1, 3, 8, 8] input)"),
+    (helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], name="bn"),
+     [("x", [1, 4, 8, 8]), ("m", [4, 1])], [(n, np.ones(4, np.float32)) for n in "sbv"],
+     "node 'bn' (BatchNormalization, opset 17): mean has shape [4, 1], not [4] (one per "
+     "channel of the [1, 4, 8, 8] input)"),
+    (helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], name="bn"),
+     [("x", [4])], [(n, np.ones(4, np.float32)) for n in "sbmv"],
+     "node 'bn' (BatchNormalization, opset 17): expects an input of rank 2 or more (N, C, "
+     "...), not [4]"),
     (helper.make_node("MaxPool", ["x"], ["y"], name="pool"), [("x", [1, 4, 8, 8])], (),
      "node 'pool' (MaxPool, opset 17): expects an input of rank 4 (3 for 1-D pooling) and a "
      "kernel_shape of its spatial rank, got [1, 4, 8, 8] and None"),
@@ -99,3 +111,22 @@ def test_folded_concat_without_axis_is_refused_not_flattened():
         import_onnx(model(node, [], [("a", np.ones((2, 3), np.float32))]))
     assert failure.value.diagnostics[0].message == \
         "node 'cat' (Concat, opset 17): a Concat needs an 'axis' attribute"
+
+
+def test_window_attribute_of_another_type_on_a_contrib_op():
+    """com.microsoft's QLinearAveragePool has no schema typing `dilations`: a
+    STRING there is refused by name, not a Python error."""
+    node = helper.make_node("QLinearAveragePool", ["x", "s", "z", "s", "z"], ["y"], name="pool",
+                            domain="com.microsoft", kernel_shape=[2, 2], dilations="SAME_UPPER")
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 4, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, None)],
+        [numpy_helper.from_array(np.array(0.5, np.float32), "s"),
+         numpy_helper.from_array(np.array(128, np.uint8), "z")])
+    onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                         helper.make_opsetid("com.microsoft", 1)])
+    with pytest.raises(DiagnosticError) as failure:
+        import_onnx(onnx_model)
+    assert failure.value.diagnostics[0].message == (
+        "node 'pool' (QLinearAveragePool, opset 17): attribute 'dilations' must be ints, not "
+        "'SAME_UPPER'")
