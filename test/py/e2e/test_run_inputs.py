@@ -184,3 +184,20 @@ func.func @main(%a: tensor<4x8xf32>, %b: tensor<2x8xf32>) -> tensor<4x8xf32> {
         assert stores
         for store in stores:
             assert not isinstance(root_buffer(store.operands[1]), ir.BlockArgument)
+
+
+def test_check_tolerance_of_an_fp32_output_scales_with_its_largest_value():
+    """fp32 rounding differs from onnxruntime's by amounts that scale with the
+    output's magnitude: a logit near zero beside one of 4.5e4 may be off by a
+    few millionths of 4.5e4, not by more; a small output keeps atol 1e-5."""
+    import argparse
+    from atvoss_mlir.tools.check import compare
+    args = argparse.Namespace(rtol=None, atol=None)
+    want = np.array([4.5e4, 1e-3, -2.0], np.float32)
+    near = want.astype(np.float64) + [0.0, 0.2, 0.0]    # 4.4e-6 of the largest
+    far = want.astype(np.float64) + [0.0, 0.0, 5.0]     # 1.1e-4 of the largest
+    assert compare(args, {"y": near}, {"y": want})["y"]["ok"]
+    assert not compare(args, {"y": far}, {"y": want})["y"]["ok"]
+    small = np.array([1.0, 1e-3], np.float32)
+    assert not compare(args, {"y": small + [0.0, 2e-5]}, {"y": small})["y"]["ok"]
+    assert compare(args, {"y": small + [0.0, 5e-6]}, {"y": small})["y"]["ok"]
