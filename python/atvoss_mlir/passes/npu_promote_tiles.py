@@ -13,7 +13,7 @@ from mlir import ir
 from ..dialects import npu
 from ..recipes.loops import Iteration
 from ..recipes.problem import (OperandTile, Strided, Tiled, TilingProblem, Whole, Window,
-                               in_place, reduction_whole, skip_into_output, unit_stride)
+                               in_place, skip_into_output, unit_stride)
 from ..recipes.tile_ir import (add, compare, div, index, maximum, minimum, mixed, mul, rem,
                                select_buffer, sub, subview)
 from .npu_tile import Schedule, reuse_period, trip_counts
@@ -107,7 +107,7 @@ class TileSpace:
         for operand in self.problem.operands:
             period = reuse_period(operand, self.order, self.trips)
             count = 0 if self.in_place(operand) else 1 if period is None else self.stages
-            if skip_into_output(self.problem, operand) and reduction_whole(self.problem, self.tiles):
+            if skip_into_output(self.problem, operand, self.tiles):
                 shared, count = operand.role, 0   # loaded into the output's buffers
             shape = self.sram_shape(operand)
             buffers = [self.alloc(shape, operand.element_type) for _ in range(count)]

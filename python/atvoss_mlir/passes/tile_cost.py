@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..recipes.problem import Window, element_bytes, in_place, reduction_whole, skip_into_output
+from ..recipes.problem import Window, element_bytes, in_place, skip_into_output
 from .. import machine_model
 from ..target import NpuTarget
 
@@ -72,8 +72,7 @@ def working_set(problem, tiles, order, stages: int, alignment: int = 1) -> int:
     trips = trip_counts(problem, tiles)
     total = aligned(problem.temporary_bytes(tiles), alignment)
     for operand in problem.operands:
-        if in_place(problem, operand) or (skip_into_output(problem, operand)
-                                          and reduction_whole(problem, tiles)):
+        if in_place(problem, operand) or skip_into_output(problem, operand, tiles):
             continue
         total += buffer_count(operand, order, trips, stages) * aligned(tile_bytes(operand, tiles),
                                                                        alignment)

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..recipes.problem import in_place, reduction_whole, skip_into_output
+from ..recipes.problem import in_place, skip_into_output
 from .. import machine_model
 from ..target import NpuTarget
 from .tile_candidates import direct_conv_tiles, loop_orders, reduction_innermost, tile_grid
@@ -295,8 +295,7 @@ def evaluate_space(problem, space: "Space", orders, target: NpuTarget, stages: i
     # A skip loaded into the output tile has no buffers where the reduction is whole.
     sizes_of = [aligned(np.broadcast_to(tile_bytes(operand, columns), (space.count,)), alignment)
                 * (not in_place(problem, operand))
-                * np.where(skip_into_output(problem, operand)
-                           & reduction_whole(problem, columns), 0, 1)
+                * np.where(skip_into_output(problem, operand, columns), 0, 1)
                 for operand in problem.operands]
     # A tensor kept in SRAM is never tiled: its copies cost the same in every tile.
     copies = [np.full(space.count, float(move_cycles(problem, operand, space.tiles[0].tolist(),

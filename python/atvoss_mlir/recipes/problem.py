@@ -237,20 +237,17 @@ def unit_stride(part) -> bool:
     return isinstance(part, Strided) and part.stride == 1
 
 
-def skip_into_output(problem: TilingProblem, operand: OperandTile) -> bool:
+def skip_into_output(problem: TilingProblem, operand: OperandTile, tiles):
     """Whether a folded residual's skip tile loads straight into the output
-    tile wherever each output tile is one whole reduction (`reduction_whole`):
-    the matrix op accumulates onto it and adds the bias in its epilogue, so the
-    skip needs no buffers of its own and no vector-unit add."""
+    tile at these tiles (numbers, or arrays over candidates): where each output
+    tile is one whole reduction, the matrix op accumulates onto it and adds the
+    bias in its epilogue, so the skip needs no buffers of its own and no
+    vector-unit add."""
     output = problem.output
-    return operand.role == "residual" and problem.recipe.matrix_unit \
-        and not operand.resident and not output.resident and REQUANTIZE not in problem.details \
-        and operand.element_type == output.element_type
-
-
-def reduction_whole(problem: TilingProblem, tiles):
-    """Whether the tiles (numbers, or arrays over candidates) hold every
-    reduction dim whole."""
+    if operand.role != "residual" or not problem.recipe.matrix_unit or operand.resident \
+            or output.resident or REQUANTIZE in problem.details \
+            or operand.element_type != output.element_type:
+        return False
     whole = True
     for d, dim in enumerate(problem.dims):
         if dim.reduction:
