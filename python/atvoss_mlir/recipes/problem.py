@@ -237,16 +237,39 @@ def unit_stride(part) -> bool:
     return isinstance(part, Strided) and part.stride == 1
 
 
+def attributes_of(op) -> dict:
+    return {name: str(op.attributes[name]) for name in op.attributes}
+
+
+def same_view(a: ir.Value, b: ir.Value) -> bool:
+    """Whether two memrefs are the same view of one buffer: the same value, or
+    views made alike (the same op, attributes and operands) of the same views."""
+    if a == b:
+        return True
+    if not (isinstance(a, ir.OpResult) and isinstance(b, ir.OpResult)):
+        return False
+    first, second = a.owner.operation, b.owner.operation
+    if first.name != second.name or first.name not in RESIDENT_VIEWS \
+            or len(first.operands) != len(second.operands) or a.type != b.type \
+            or attributes_of(first) != attributes_of(second):
+        return False
+    return all(same_view(x, y) for x, y in zip(first.operands, second.operands))
+
+
 def skip_into_output(problem: TilingProblem, operand: OperandTile, tiles):
     """Whether a folded residual's skip tile loads straight into the output
-    tile at these tiles (numbers, or arrays over candidates): where each output
-    tile is one whole reduction, the matrix op accumulates onto it and adds the
-    bias in its epilogue, so the skip needs no buffers of its own and no
-    vector-unit add."""
+    tile at these tiles (numbers, or arrays over candidates), or already is it
+    (a resident skip the output is written over): where each output tile is one
+    whole reduction, the matrix op accumulates onto it and adds the bias in its
+    epilogue, so the skip needs no buffers of its own and no vector-unit add."""
     output = problem.output
-    if operand.role != "residual" or not problem.recipe.matrix_unit or operand.resident \
-            or output.resident or REQUANTIZE in problem.details \
-            or operand.element_type != output.element_type:
+    if operand.role != "residual" or not problem.recipe.matrix_unit \
+            or REQUANTIZE in problem.details or operand.element_type != output.element_type:
+        return False
+    # A resident skip the output is written over (npu-reuse-dead-inputs) is
+    # already in the output tile: the op accumulates onto it in place.
+    if (operand.resident or output.resident) and not (
+            operand.resident and output.resident and same_view(operand.value, output.value)):
         return False
     whole = True
     for d, dim in enumerate(problem.dims):

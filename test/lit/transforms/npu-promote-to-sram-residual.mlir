@@ -115,3 +115,65 @@ func.func @conv$split_reduction(%x: tensor<1x16x16x256xf32>, %skip: tensor<1x16x
   } -> tensor<1x16x16x64xf32>
   return %sum : tensor<1x16x16x64xf32>
 }
+
+
+// -----
+
+// A skip kept in SRAM (npu.resident) and read by nothing after the add: the
+// add's result is written over it (npu-reuse-dead-inputs), so the conv's output
+// tile is the skip's own view. The conv accumulates onto it in place, its bias
+// and the relu in its epilogue: no load, no vector-unit add.
+
+// CHECK-LABEL: func.func @skip$written_over
+// CHECK:         %[[SKIP:.*]] = "npu.alloc"() {npu.resident, {{.*}}} : () -> memref<1x16x16x160xf32, 1>
+// CHECK-NOT:     "npu.elementwise"
+// CHECK:         scf.for
+// CHECK:         scf.for
+// CHECK:           %[[VIEW:.*]] = memref.subview %[[SKIP]][0, 0, 0, %{{.*}}] [1, 16, 16, 32]
+// CHECK-NOT:       "npu.dma_load"
+// CHECK:           %[[TILE:.*]] = memref.collapse_shape %[[VIEW]]
+// CHECK:           "npu.matmul"(%{{.*}}, %{{.*}}, %[[TILE]], %{{.*}}) {accumulate = true, activation = "relu"
+// CHECK:         } {npu.tile_loop}
+// CHECK-NOT:     "npu.elementwise"
+// CHECK:         return
+#id = affine_map<(n, h, w, c) -> (n, h, w, c)>
+func.func @skip$written_over(%x: tensor<1x16x16x64xf32>) -> tensor<1x16x16x32xf32> {
+  %wa = arith.constant dense<0.125> : tensor<1x1x64x160xf32>
+  %wb = arith.constant dense<0.25> : tensor<1x1x160x32xf32>
+  %wc = arith.constant dense<0.5> : tensor<1x1x32x160xf32>
+  %b160 = arith.constant dense<0.5> : tensor<160xf32>
+  %b32 = arith.constant dense<0.25> : tensor<32xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x16x160xf32>
+  %ba = linalg.broadcast ins(%b160 : tensor<160xf32>) outs(%e : tensor<1x16x16x160xf32>) dimensions = [0, 1, 2]
+  %s = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %wa : tensor<1x16x16x64xf32>, tensor<1x1x64x160xf32>) outs(%ba : tensor<1x16x16x160xf32>) -> tensor<1x16x16x160xf32>
+  %e32 = tensor.empty() : tensor<1x16x16x32xf32>
+  %bb = linalg.broadcast ins(%b32 : tensor<32xf32>) outs(%e32 : tensor<1x16x16x32xf32>) dimensions = [0, 1, 2]
+  %t = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%s, %wb : tensor<1x16x16x160xf32>, tensor<1x1x160x32xf32>) outs(%bb : tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>
+  %e2 = tensor.empty() : tensor<1x16x16x160xf32>
+  %bc = linalg.broadcast ins(%b160 : tensor<160xf32>) outs(%e2 : tensor<1x16x16x160xf32>) dimensions = [0, 1, 2]
+  %u = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%t, %wc : tensor<1x16x16x32xf32>, tensor<1x1x32x160xf32>) outs(%bc : tensor<1x16x16x160xf32>) -> tensor<1x16x16x160xf32>
+  %e3 = tensor.empty() : tensor<1x16x16x160xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%u, %s : tensor<1x16x16x160xf32>, tensor<1x16x16x160xf32>) outs(%e3 : tensor<1x16x16x160xf32>) {
+  ^bb0(%v: f32, %w: f32, %o: f32):
+    %r = arith.addf %v, %w : f32
+    linalg.yield %r : f32
+  } -> tensor<1x16x16x160xf32>
+  %e4 = tensor.empty() : tensor<1x16x16x160xf32>
+  %relu = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%sum : tensor<1x16x16x160xf32>) outs(%e4 : tensor<1x16x16x160xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<1x16x16x160xf32>
+  %wd = arith.constant dense<0.5> : tensor<1x1x160x32xf32>
+  %e5 = tensor.empty() : tensor<1x16x16x32xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e5 : tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>
+  %out = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%relu, %wd : tensor<1x16x16x160xf32>, tensor<1x1x160x32xf32>) outs(%z : tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>
+  return %out : tensor<1x16x16x32xf32>
+}

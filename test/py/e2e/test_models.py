@@ -142,6 +142,37 @@ def test_skip_loaded_into_the_conv_output_tile(kernel, target):
     assert any("residual add folded in" in r.message for r in compiled.remarks)
 
 
+@pytest.mark.parametrize("target", ["npu -max-sram-bytes=524288",
+                                    "npu -max-sram-bytes=524288 -pipeline-stages=1"])
+def test_conv_accumulates_onto_a_resident_skip_in_place(target):
+    """A residual add folded into a conv whose skip is kept in SRAM and dead
+    after the add: the conv's result is written over the skip (one buffer), and
+    the conv accumulates onto it in place, adding its bias in its epilogue; no
+    vector-unit add, and the numbers stay onnxruntime's."""
+    from onnx import helper
+    rng = np.random.default_rng(12)
+
+    def weights(out_channels, in_channels):
+        return (rng.standard_normal((out_channels, in_channels, 1, 1)) * 0.1).astype(np.float32)
+
+    nodes = [helper.make_node("Conv", ["x", "Wa", "Ba"], ["skip"]),
+             helper.make_node("Conv", ["skip", "Wb", "Bb"], ["t"]),
+             helper.make_node("Conv", ["t", "Wc", "Bc"], ["u"]),
+             helper.make_node("Add", ["u", "skip"], ["s"]),
+             helper.make_node("Relu", ["s"], ["r"]),
+             helper.make_node("Conv", ["r", "Wd"], ["y"])]
+    block = model(nodes, {"x": [1, 64, 16, 16]}, {"y": [1, 32, 16, 16]},
+                  {"Wa": weights(160, 64), "Ba": rng.standard_normal(160).astype(np.float32),
+                   "Wb": weights(32, 160), "Bb": rng.standard_normal(32).astype(np.float32),
+                   "Wc": weights(160, 32), "Bc": rng.standard_normal(160).astype(np.float32),
+                   "Wd": weights(32, 160)})
+    compiled, _ = compile_and_check(block, {"x": randn(1, 64, 16, 16, seed=4)}, target, **FP32)
+    program = str(compiled.module)
+    assert '"npu.elementwise"' not in program and '"npu.activation"' not in program
+    assert any("writes its result over its input" in r.message for r in compiled.remarks)
+    assert any("residual add folded in" in r.message for r in compiled.remarks)
+
+
 @pytest.mark.parametrize("target", ["npu", "npu -max-sram-bytes=8192", "npu -fusion=0"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_bias_as_the_conv_and_gemm_bias_operand(dtype, target):
