@@ -76,6 +76,25 @@ def is_resident(value: ir.Value) -> bool:
         and RESIDENT_ATTR in value.owner.attributes
 
 
+def attributes_of(op) -> dict:
+    return {name: str(op.attributes[name]) for name in op.attributes}
+
+
+def same_view(a: ir.Value, b: ir.Value) -> bool:
+    """Whether two memrefs are the same view of one buffer: the same value, or
+    views made alike (the same op, attributes and operands) of the same views."""
+    if a == b:
+        return True
+    if not (isinstance(a, ir.OpResult) and isinstance(b, ir.OpResult)):
+        return False
+    first, second = a.owner.operation, b.owner.operation
+    if first.name != second.name or first.name not in RESIDENT_VIEWS \
+            or len(first.operands) != len(second.operands) or a.type != b.type \
+            or attributes_of(first) != attributes_of(second):
+        return False
+    return all(same_view(x, y) for x, y in zip(first.operands, second.operands))
+
+
 # Views through which an op may read a resident tensor.
 RESIDENT_VIEWS = ("memref.subview", "memref.cast", "memref.collapse_shape",
                   "memref.expand_shape")

@@ -23,6 +23,7 @@ from .ir_queries import (  # noqa: F401 (recipes and passes import them from her
     TILE_LOOP_ATTR, INIT_ATTR, RESIDENT_ATTR, PADDED_INTERIOR_ATTR, DATAFLOW_ATTR,
     RESIDUAL_START_ATTR, Unsupported,
     Malformed, is_reduction, type_name, static_shape, root_buffer, is_resident, RESIDENT_VIEWS,
+    same_view,
     ints, optional_attr, checked_attr, built_op, copy_npu_attributes, npu_attribute_names,
     ins_outs, indexing_maps,
     input_count, tile_nest_root, untiled, constant_value)
@@ -235,25 +236,6 @@ def pixels_collapse_to_rows(value: ir.Value) -> bool:
 def unit_stride(part) -> bool:
     """A 1x1 conv's rows or columns: the output tile's own, as a Tiled dim's."""
     return isinstance(part, Strided) and part.stride == 1
-
-
-def attributes_of(op) -> dict:
-    return {name: str(op.attributes[name]) for name in op.attributes}
-
-
-def same_view(a: ir.Value, b: ir.Value) -> bool:
-    """Whether two memrefs are the same view of one buffer: the same value, or
-    views made alike (the same op, attributes and operands) of the same views."""
-    if a == b:
-        return True
-    if not (isinstance(a, ir.OpResult) and isinstance(b, ir.OpResult)):
-        return False
-    first, second = a.owner.operation, b.owner.operation
-    if first.name != second.name or first.name not in RESIDENT_VIEWS \
-            or len(first.operands) != len(second.operands) or a.type != b.type \
-            or attributes_of(first) != attributes_of(second):
-        return False
-    return all(same_view(x, y) for x, y in zip(first.operands, second.operands))
 
 
 def skip_into_output(problem: TilingProblem, operand: OperandTile, tiles):
