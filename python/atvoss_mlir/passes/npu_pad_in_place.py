@@ -26,6 +26,7 @@ from mlir import ir
 from mlir.dialects import linalg
 
 from ..machine_model import type_bytes
+from ..recipes.ir_queries import defined_within
 from ..recipes.tile_ir import static, subview
 from . import ModulePass, PassContext, function_bodies, top_level
 from .npu_convert_copies import into_padded_window_input
@@ -47,22 +48,9 @@ def fill_value(op, buffer: ir.Value) -> ir.Value | None:
         value = terminator.operands[0] if len(terminator.operands) == 1 else None
         # One value from outside the body; one computed in it (from the
         # element's index) differs per element.
-        if value is not None and not defined_in(value, operation(op)):
+        if value is not None and not defined_within(value, operation(op)):
             return value
     return None
-
-
-def defined_in(value: ir.Value, op: ir.Operation) -> bool:
-    """Whether `value` is an argument or a result of an op within `op`'s regions."""
-    owner = value.owner
-    while owner is not None:
-        if isinstance(owner, ir.Block):
-            owner = owner.owner
-        owner = operation(owner)
-        if owner == op:
-            return True
-        owner = owner.parent
-    return False
 
 
 def position(op, block: ir.Block, order: dict) -> int:

@@ -76,6 +76,19 @@ def is_resident(value: ir.Value) -> bool:
         and RESIDENT_ATTR in value.owner.attributes
 
 
+def defined_within(value: ir.Value, op: ir.Operation) -> bool:
+    """Whether `value` is a result of `op` or an argument or result of an op
+    within its regions."""
+    owner = value.owner
+    owner = owner.owner if isinstance(owner, ir.Block) else owner
+    owner = getattr(owner, "operation", owner)
+    while owner is not None:
+        if owner == op:
+            return True
+        owner = owner.parent
+    return False
+
+
 def attributes_of(op) -> dict:
     return {name: str(op.attributes[name]) for name in op.attributes}
 

@@ -27,6 +27,7 @@ from ..passes.npu_tile import STAGES_ATTR
 from ..pipeline import named_pipeline, parse_pipeline, run_pipeline
 from ..recipes import linalg_ops
 from ..recipes.absorbed import VIEWS
+from ..recipes.ir_queries import defined_within
 from ..recipes.problem import DATAFLOW_ATTR, LOOP_ORDER_ATTR, TILE_SIZES_ATTR
 from ..target import NpuTarget
 
@@ -107,17 +108,6 @@ def op_program(op, problem) -> str:
         return module.operation.get_asm(enable_debug_info=True)
 
 
-def _inside(value, operation) -> bool:
-    owner = value.owner
-    op = owner.owner if isinstance(owner, ir.Block) else owner
-    op = getattr(op, "operation", op)
-    while op is not None:
-        if op == operation:
-            return True
-        op = op.parent
-    return False
-
-
 def _nested(operation):
     for region in operation.regions:
         for block in region.blocks:
@@ -130,7 +120,7 @@ def _captured(operation) -> list:
     """Values the op's regions use that are defined outside the op (a constant
     a body yields)."""
     return [operand for inner in _nested(operation) for operand in inner.operands
-            if not _inside(operand, operation)]
+            if not defined_within(operand, operation)]
 
 
 def _remap_captured(clone, mapping) -> None:
