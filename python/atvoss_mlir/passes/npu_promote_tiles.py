@@ -103,18 +103,17 @@ class TileSpace:
     def allocate(self) -> None:
         self.staged = {}
         self.allocs = []
-        shared = None
+        self.skip_in_output = False
         for operand in self.problem.operands:
             period = reuse_period(operand, self.order, self.trips)
             count = 0 if self.in_place(operand) else 1 if period is None else self.stages
             if skip_into_output(self.problem, operand, self.tiles):
-                shared, count = operand.role, 0   # loaded into the output's buffers
+                self.skip_in_output, count = True, 0   # loaded into the output's buffers
             shape = self.sram_shape(operand)
             buffers = [self.alloc(shape, operand.element_type) for _ in range(count)]
             self.staged[operand.role] = Staged(operand, buffers, period, shape)
-        self.skip_in_output = shared is not None
-        if shared is not None:
-            self.staged[shared].buffers = self.staged[self.problem.output.role].buffers
+        if self.skip_in_output:
+            self.staged["residual"].buffers = self.staged[self.problem.output.role].buffers
         wide = self.accumulator_type()
         output = self.staged[self.problem.output.role]
         # One accumulator per output buffer; an output written in place (kept in

@@ -250,8 +250,8 @@ def skip_into_output(problem: TilingProblem, operand: OperandTile, tiles):
         return False
     # A resident skip the output is written over (npu-reuse-dead-inputs) is
     # already in the output tile: the op accumulates onto it in place.
-    if (operand.resident or output.resident) and not (
-            operand.resident and output.resident and same_view(operand.value, output.value)):
+    if operand.resident != output.resident or (
+            operand.resident and not same_view(operand.value, output.value)):
         return False
     whole = True
     for d, dim in enumerate(problem.dims):
