@@ -23,10 +23,12 @@ unit accumulates onto it. The conv's result is then neither written to DRAM
 nor read back, and the relu after the add becomes its epilogue. A result of
 at most a quarter of the SRAM is left to the buffer plan (npu-keep-in-sram),
 which keeps such a tensor in SRAM between the conv and the add when it fits.
-But a group's result (a grouped conv's, ShuffleNet's) whose whole skip is over
-a quarter of the SRAM folds: npu-reuse-dead-inputs writes the sum over that
-skip, so each group's conv accumulates onto its slice where it is (in place
-when the buffer plan keeps it), and the add and relu leave the vector unit.
+But a group's result (a grouped conv's, ShuffleNet's) folds all the same when
+its whole skip is over half the SRAM (the plan could not keep the skip beside
+the ops around the add), or over a quarter with the sum not padded for a
+window op: npu-reuse-dead-inputs then writes the sum over the skip, so each
+group's conv accumulates onto its slice where it is (in place when the buffer
+plan keeps it), and the add and relu leave the vector unit.
 """
 
 from __future__ import annotations
@@ -252,18 +254,48 @@ def whole_skip(residual: ir.Value) -> ir.Value:
     return residual
 
 
-def skip_written_over(residual: ir.Value, target) -> bool:
-    """Whether the skip tensor is over a quarter of the SRAM: the sum is then
-    written over it (npu-reuse-dead-inputs), which a conv folding the add
-    accumulates onto in place."""
-    size = tensor_bytes(whole_skip(residual))
-    return size is not None and 4 * size > target.max_sram_bytes
+def skip_bytes(residual: ir.Value) -> int | None:
+    return tensor_bytes(whole_skip(residual))
 
 
-def skip_note(residual: ir.Value) -> str:
+def folds_small_result(add, residual: ir.Value, target) -> bool:
+    """Whether a group's add of at most a quarter of the SRAM folds all the
+    same: when its whole skip exceeds half the SRAM (the buffer plan cannot
+    keep it beside the ops around the add, which would read it from DRAM and
+    write the sum back for the relu), or a quarter with the sum written over
+    it (npu-reuse-dead-inputs: the conv then accumulates onto it in place)."""
+    size = skip_bytes(residual)
+    if size is None:
+        return False
+    return 2 * size > target.max_sram_bytes or \
+        (4 * size > target.max_sram_bytes and not sum_padded(add))
+
+
+def sum_padded(add) -> bool:
+    """Whether the add's sum, through the concatenation of the groups' sums and
+    an activation, is padded for a window op (a pool of the unit's output):
+    npu-reuse-dead-inputs then keeps the sum's own buffer, which the buffer
+    plan pads, instead of writing it over the skip."""
+    values = [add.results[0]]
+    while values:
+        value = values.pop()
+        for use in value.uses:
+            owner = use.owner
+            if owner.name == "tensor.pad":
+                return True
+            if owner.name == "tensor.insert_slice" or activation_of(owner) is not None:
+                values.append(owner.results[0])
+    return False
+
+
+def skip_note(add, residual: ir.Value, target) -> str:
     """What a refusal adds about the skip of a grouped conv's add."""
-    skip = whole_skip(residual)
-    return f", and the {tensor_bytes(skip)} B skip too" if skip != residual else ""
+    if whole_skip(residual) == residual:
+        return ""
+    size = skip_bytes(residual)
+    if 4 * size > target.max_sram_bytes:
+        return f", and the {size} B skip at most half, its sum padded for a window op"
+    return f", and the {size} B skip too"
 
 
 @dataclass(frozen=True)
@@ -292,12 +324,12 @@ class NpuFuseEpilogue(ModulePass):
                     result, residual = found
                     producer = result.owner
                     if left_to_buffer_plan(result, context.target) \
-                            and not skip_written_over(residual, context.target):
+                            and not folds_small_result(op, residual, context.target):
                         context.diagnostics.remark(
                             op.location, f"residual add not folded into '{producer.name}': "
                                          f"its {tensor_bytes(result)} B result is left to the "
                                          f"buffer plan (at most a quarter of the SRAM"
-                                         f"{skip_note(residual)})")
+                                         f"{skip_note(op, residual, context.target)})")
                         continue
                     start_from_residual(op, result, residual)
                     context.diagnostics.remark(
