@@ -267,15 +267,21 @@ def Npu_ElementwiseOp : Npu_Op<"elementwise"> {
     `output = lhs <kind> rhs` with `kind` one of add, sub, mul, div, max, min.
     `rhs` broadcasts to the output shape by numpy rules. `div` runs at a
     quarter of the other kinds' throughput (a reciprocal seed refined by
-    Newton-Raphson steps).
+    Newton-Raphson steps). An optional `activation` epilogue (relu, relu6,
+    clip with `clip_min`/`clip_max`, neg or abs: the kinds the lanes apply in
+    one pass) is applied to each result on its way out, in the same pass, as
+    the depthwise conv's.
 
     ```mlir
-    "npu.elementwise"(%a, %b, %c) {kind = "add"}
+    "npu.elementwise"(%a, %b, %c) {kind = "add", activation = "relu"}
         : (memref<8x64xf16, 1>, memref<8x64xf16, 1>, memref<8x64xf16, 1>) -> ()
     ```
   }];
   let arguments = (ins AnyMemRef:$lhs, AnyMemRef:$rhs, AnyMemRef:$output,
-                       Npu_BinaryKindAttr:$kind);
+                       Npu_BinaryKindAttr:$kind,
+                       OptionalAttr<Npu_ActivationAttr>:$activation,
+                       OptionalAttr<F64Attr>:$clip_min,
+                       OptionalAttr<F64Attr>:$clip_max);
 }
 
 def Npu_CompareOp : Npu_Op<"compare"> {

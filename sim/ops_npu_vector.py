@@ -45,6 +45,7 @@ def npu_elementwise(t, op, info):
     (a, b, c) = t.slots(op.operands)
     kind = attr(op, "kind")
     fn = numerics.BINARY[kind]
+    epilogue = epilogue_of(op)   # one pass of the lanes: applied on the way out
     machine, target = t.machine, t.target
 
     def run(regs):
@@ -58,7 +59,8 @@ def npu_elementwise(t, op, info):
         if t.numerics:
             acc = numerics.accumulator_dtype(out.dtype)
             with np.errstate(over="ignore", invalid="ignore"):  # counted by numeric_safety.py
-                result = fn(lhs.array().astype(acc), rhs.array().astype(acc))
+                result = numerics.activation(
+                    fn(lhs.array().astype(acc), rhs.array().astype(acc)), *epilogue)
             store_checked(t, info, out.array(), result, (lhs.array(), rhs.array()))
     return run
 

@@ -152,6 +152,11 @@ VECTOR_PASSES = {"div": 4, "reciprocal": 4, "rsqrt": 4, "sqrt": 4,
                  "exp": 8, "log": 8, "erf": 8, "tanh": 8, "sigmoid": 8, "gelu": 8}
 
 
+# The activations the lanes apply in one pass: an npu.elementwise applies one
+# of them to its results on their way out, at no cost (its `activation`).
+ONE_PASS_ACTIVATIONS = ("none", "relu", "relu6", "clip", "neg", "abs")
+
+
 def vector_kind_cycles(kind: str, elements: int, target) -> int:
     """One npu.elementwise / npu.activation of `kind` writing `elements`."""
     return vector_cycles(elements, target, VECTOR_PASSES.get(kind, 1))

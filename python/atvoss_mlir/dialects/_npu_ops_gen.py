@@ -817,10 +817,13 @@ class ElementwiseOp(_ods_ir.OpView):
   `output = lhs <kind> rhs` with `kind` one of add, sub, mul, div, max, min.
   `rhs` broadcasts to the output shape by numpy rules. `div` runs at a
   quarter of the other kinds' throughput (a reciprocal seed refined by
-  Newton-Raphson steps).
+  Newton-Raphson steps). An optional `activation` epilogue (relu, relu6,
+  clip with `clip_min`/`clip_max`, neg or abs: the kinds the lanes apply in
+  one pass) is applied to each result on its way out, in the same pass, as
+  the depthwise conv's.
   
   ```mlir
-  "npu.elementwise"(%a, %b, %c) {kind = "add"}
+  "npu.elementwise"(%a, %b, %c) {kind = "add", activation = "relu"}
       : (memref<8x64xf16, 1>, memref<8x64xf16, 1>, memref<8x64xf16, 1>) -> ()
   ```
   """
@@ -829,7 +832,7 @@ class ElementwiseOp(_ods_ir.OpView):
 
   _ODS_REGIONS = (0, True)
 
-  def __init__(self, lhs, rhs, output, kind, *, loc=None, ip=None):
+  def __init__(self, lhs, rhs, output, kind, *, activation=None, clip_min=None, clip_max=None, loc=None, ip=None):
     operands = []
     attributes = {}
     regions = None
@@ -841,6 +844,18 @@ class ElementwiseOp(_ods_ir.OpView):
     isinstance(kind, _ods_ir.Attribute) or
     not _ods_ir.AttrBuilder.contains('Npu_BinaryKindAttr')) else
       _ods_ir.AttrBuilder.get('Npu_BinaryKindAttr')(kind, context=_ods_context))
+    if activation is not None: attributes["activation"] = (activation if (
+        isinstance(activation, _ods_ir.Attribute) or
+        not _ods_ir.AttrBuilder.contains('Npu_ActivationAttr')) else
+          _ods_ir.AttrBuilder.get('Npu_ActivationAttr')(activation, context=_ods_context))
+    if clip_min is not None: attributes["clip_min"] = (clip_min if (
+        isinstance(clip_min, _ods_ir.Attribute) or
+        not _ods_ir.AttrBuilder.contains('F64Attr')) else
+          _ods_ir.AttrBuilder.get('F64Attr')(clip_min, context=_ods_context))
+    if clip_max is not None: attributes["clip_max"] = (clip_max if (
+        isinstance(clip_max, _ods_ir.Attribute) or
+        not _ods_ir.AttrBuilder.contains('F64Attr')) else
+          _ods_ir.AttrBuilder.get('F64Attr')(clip_max, context=_ods_context))
     results = []
     _ods_successors = None
     super().__init__(self.OPERATION_NAME, self._ODS_REGIONS, self._ODS_OPERAND_SEGMENTS, self._ODS_RESULT_SEGMENTS, attributes=attributes, results=results, operands=operands, successors=_ods_successors, regions=regions, loc=loc, ip=ip)
@@ -867,8 +882,59 @@ class ElementwiseOp(_ods_ir.OpView):
       raise ValueError("'None' not allowed as value for mandatory attributes")
     self.operation.attributes["kind"] = value
 
-def elementwise(lhs, rhs, output, kind, *, loc=None, ip=None) -> ElementwiseOp:
-  return ElementwiseOp(lhs=lhs, rhs=rhs, output=output, kind=kind, loc=loc, ip=ip)
+  @builtins.property
+  def activation(self) -> _Optional[_ods_ir.StringAttr]:
+    if "activation" not in self.operation.attributes:
+      return None
+    return self.operation.attributes["activation"]
+
+  @activation.setter
+  def activation(self, value: _Optional[_ods_ir.StringAttr]):
+    if value is not None:
+      self.operation.attributes["activation"] = value
+    elif "activation" in self.operation.attributes:
+      del self.operation.attributes["activation"]
+
+  @activation.deleter
+  def activation(self):
+    del self.operation.attributes["activation"]
+
+  @builtins.property
+  def clip_min(self) -> _Optional[_ods_ir.FloatAttr]:
+    if "clip_min" not in self.operation.attributes:
+      return None
+    return self.operation.attributes["clip_min"]
+
+  @clip_min.setter
+  def clip_min(self, value: _Optional[_ods_ir.FloatAttr]):
+    if value is not None:
+      self.operation.attributes["clip_min"] = value
+    elif "clip_min" in self.operation.attributes:
+      del self.operation.attributes["clip_min"]
+
+  @clip_min.deleter
+  def clip_min(self):
+    del self.operation.attributes["clip_min"]
+
+  @builtins.property
+  def clip_max(self) -> _Optional[_ods_ir.FloatAttr]:
+    if "clip_max" not in self.operation.attributes:
+      return None
+    return self.operation.attributes["clip_max"]
+
+  @clip_max.setter
+  def clip_max(self, value: _Optional[_ods_ir.FloatAttr]):
+    if value is not None:
+      self.operation.attributes["clip_max"] = value
+    elif "clip_max" in self.operation.attributes:
+      del self.operation.attributes["clip_max"]
+
+  @clip_max.deleter
+  def clip_max(self):
+    del self.operation.attributes["clip_max"]
+
+def elementwise(lhs, rhs, output, kind, *, activation=None, clip_min=None, clip_max=None, loc=None, ip=None) -> ElementwiseOp:
+  return ElementwiseOp(lhs=lhs, rhs=rhs, output=output, kind=kind, activation=activation, clip_min=clip_min, clip_max=clip_max, loc=loc, ip=ip)
 
 @_ods_cext.register_operation(_Dialect)
 class FillOp(_ods_ir.OpView):

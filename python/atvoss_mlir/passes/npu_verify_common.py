@@ -48,7 +48,8 @@ VIEW_OPS = frozenset({"memref.subview", "memref.cast", "memref.view", "memref.re
                       "memref.collapse_shape", "memref.expand_shape"})
 # Ops with an `activation`-style attribute that may be `clip`.
 CLIP_ATTRIBUTE = {"npu.matmul": "activation", "npu.conv2d": "activation",
-                  "npu.depthwise_conv2d": "activation", "npu.activation": "kind"}
+                  "npu.depthwise_conv2d": "activation", "npu.activation": "kind",
+                  "npu.elementwise": "activation"}
 SCF_FOR_INIT_OPERANDS = 3  # scf.for operands: lower bound, upper bound, step, inits...
 # Ops whose scf.yield operand i becomes their result i.
 YIELDS_TO_RESULTS = frozenset({"scf.for", "scf.if", "scf.execute_region"})

@@ -7,7 +7,8 @@ from __future__ import annotations
 from mlir import ir
 
 from ..dialects.npu import SRAM_MEMORY_SPACE, is_sram
-from ..machine_model import ACCUMULATOR_TYPE, MATRIX_INPUT_TYPES, refused_type_reason
+from ..machine_model import (ACCUMULATOR_TYPE, MATRIX_INPUT_TYPES, ONE_PASS_ACTIVATIONS,
+                             refused_type_reason)
 from ..target import NpuTarget
 from .npu_verify_common import (CLIP_ATTRIBUTE, COMPUTE_OPS, DMA_OPS, Reporter, dims, element,
                                 is_memref, operand_name, same_shape, same_size, show)
@@ -219,6 +220,11 @@ def check_elementwise(op, report: Reporter, target: NpuTarget) -> None:
     if len(set(types)) > 1:
         report.error(op, f"element types differ: lhs {types[0]}, rhs {types[1]}, "
                          f"output {types[2]}")
+    if "activation" in op.attributes:
+        kind = ir.StringAttr(op.attributes["activation"]).value
+        if kind not in ONE_PASS_ACTIVATIONS:
+            report.error(op, f"activation epilogue '{kind}' is not one the lanes apply in one "
+                             f"pass ({', '.join(ONE_PASS_ACTIVATIONS)})")
 
 
 def check_activation(op, report: Reporter, target: NpuTarget) -> None:
@@ -405,6 +411,8 @@ def check_clip_bounds(op, report: Reporter) -> None:
             else:
                 report.error(op, f"{name} must be a float attribute, got {attribute}")
     kind_name = CLIP_ATTRIBUTE[op.name]
+    if kind_name not in op.attributes:   # an optional epilogue left out
+        return
     kind = op.attributes[kind_name]
     if not (isinstance(kind, ir.StringAttr) and kind.value == "clip"):
         return

@@ -23,7 +23,7 @@ from .tile_ir import static, subview
 from .vector_body import body_program
 from .vector_steps import (COMMUTATIVE, FLOAT_TYPES, SWAPPED, ActivationStep, BinaryStep,
                            CompareStep, CopyStep, QuantizedAddStep, QuantizeStep, Ref, SelectStep,
-                           numbered, step_constants)
+                           epilogue_steps, numbered, step_constants)
 
 NAMED_BINARY = {"linalg.add": "add", "linalg.sub": "sub", "linalg.mul": "mul",
                 "linalg.max": "max", "linalg.min": "min"}
@@ -135,14 +135,24 @@ def shared_windows(inputs, maps) -> dict:
     return found
 
 
+def binary_op(step: BinaryStep, lhs, rhs, result, epilogue: ActivationStep | None = None):
+    """The npu.elementwise of a binary step, with the activation step after it
+    as its epilogue when given (epilogue_steps)."""
+    if epilogue is None:
+        return npu.ElementwiseOp(lhs, rhs, result, step.kind)
+    return npu.ElementwiseOp(lhs, rhs, result, step.kind, activation=epilogue.kind,
+                             clip_min=epilogue.clip_min, clip_max=epilogue.clip_max)
+
+
 def step_cycles(steps, elements: int, target) -> int:
     """The vector-unit cycles of a chain of steps on tiles of `elements` (a
     number, or an array of them)."""
     if not steps:
         return vector_cycles(elements, target)
+    fused = epilogue_steps(steps)   # ride on the step before them
     return sum(vector_cycles(elements, target, step.passes) if hasattr(step, "passes") else
                vector_kind_cycles(getattr(step, "kind", "none"), elements, target)
-               for step in steps)
+               for number, step in enumerate(steps) if number not in fused)
 
 
 def elementwise_problem(op, target) -> TilingProblem:
@@ -375,12 +385,20 @@ class ElementwiseRecipe(Recipe):
                 if ref.source == "const":
                     return constants[ref.value]
                 return results[ref.value]
+            # An activation of a binary step's result is that npu.elementwise's
+            # epilogue: it writes where the activation would have.
+            fused = epilogue_steps(steps)
             for number, step in enumerate(steps):
-                last = number == len(steps) - 1
+                if number in fused:
+                    results.append(results[-1])
+                    continue
+                epilogue = steps[number + 1] if number + 1 in fused else None
+                last = number == len(steps) - 1 or \
+                    (number == len(steps) - 2 and epilogue is not None)
                 result = out if last and out_loops == list(range(rank)) else \
                     loop_order_tile(element_type)
                 if isinstance(step, BinaryStep):
-                    npu.ElementwiseOp(value(step.lhs), value(step.rhs), result, step.kind)
+                    binary_op(step, value(step.lhs), value(step.rhs), result, epilogue)
                 elif isinstance(step, ActivationStep):
                     npu.ActivationOp(value(step.source), result, step.kind,
                                      clip_min=step.clip_min, clip_max=step.clip_max)

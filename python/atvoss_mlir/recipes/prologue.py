@@ -37,8 +37,8 @@ from .problem import (VECTOR_TYPES, OperandTile, Unsupported, Whole, has_identit
                       root_buffer, tile_nest_root, type_name)
 from .sram_ops import full_rank_view, scratch
 from .vector_body import body_program
-from .vector_steps import ActivationStep, BinaryStep, Ref, step_constants
-from .elementwise import check_broadcasts, step_cycles
+from .vector_steps import ActivationStep, BinaryStep, Ref, epilogue_steps, step_constants
+from .elementwise import binary_op, check_broadcasts, step_cycles
 
 PROLOGUE = "prologue"
 # The vector unit's float types: the steps run there, on the op's input type.
@@ -249,9 +249,14 @@ def apply_prologue(op, prologue: Prologue, tile: ir.Value, operand_tiles: list) 
         if ref.source == "in" and ref.value > 0:
             return full_rank_view(operand_tiles[ref.value - 1])
         return tile
-    for step in prologue.steps:
+    steps = prologue.steps
+    fused = epilogue_steps(steps)   # an activation of a binary step: its epilogue
+    for number, step in enumerate(steps):
+        if number in fused:
+            continue
+        epilogue = steps[number + 1] if number + 1 in fused else None
         if isinstance(step, BinaryStep):
-            npu.ElementwiseOp(value(step.lhs), value(step.rhs), tile, step.kind)
+            binary_op(step, value(step.lhs), value(step.rhs), tile, epilogue)
         else:
             npu.ActivationOp(value(step.source), tile, step.kind,
                              clip_min=step.clip_min, clip_max=step.clip_max)

@@ -17,6 +17,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..machine_model import ONE_PASS_ACTIVATIONS
+
 # Per-element binary ops of linalg.generic bodies and named elementwise ops.
 BINARY_KINDS = {"arith.addf": "add", "arith.addi": "add", "arith.subf": "sub",
                 "arith.subi": "sub", "arith.mulf": "mul", "arith.muli": "mul",
@@ -143,6 +145,24 @@ def numbered(steps: list) -> list:
         mapping[step.result] = Ref("tmp", number)
         result.append(renamed(step, mapping, Ref("tmp", number)))
     return result
+
+
+def epilogue_steps(steps: list) -> set[int]:
+    """The numbers of the activation steps an npu.elementwise applies to its
+    results on their way out (its `activation`): one the lanes apply in one
+    pass, of the result of the binary step just before it, which no other step
+    reads."""
+    fused = set()
+    for number in range(1, len(steps)):
+        step, before = steps[number], steps[number - 1]
+        source = Ref("tmp", number - 1)
+        if isinstance(step, ActivationStep) and step.kind in ONE_PASS_ACTIVATIONS \
+                and isinstance(before, BinaryStep) and step.source == source \
+                and before.result == source \
+                and not any(source in operand_refs(other)
+                            for other in steps[:number] + steps[number + 1:]):
+            fused.add(number)
+    return fused
 
 
 def step_constants(steps: list) -> list[float]:

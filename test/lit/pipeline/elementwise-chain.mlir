@@ -2,14 +2,18 @@
 // RUN: atvoss-opt %s --npu-pipeline | atvoss-sim - --report=table | FileCheck %s --check-prefix=SIM
 // RUN: atvoss-opt %s --npu-pipeline --remarks -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 
-// An elementwise chain (add, broadcast mul, relu, sub, clamp) fused in SRAM.
+// An elementwise chain (add, broadcast mul, relu, sub, clamp) fused in SRAM:
+// the relu and the clamp ride on the mul and the sub before them (their
+// `activation` epilogue), three passes of the vector unit for five steps.
 
 // CHECK-LABEL: func.func @main
 // CHECK-NOT:     linalg.
 // CHECK:         "npu.alloc"() {offset = 0 : i64}
 // CHECK:         scf.for
-// CHECK:           "npu.elementwise"
-// CHECK:           "npu.activation"
+// CHECK:           "npu.elementwise"({{.*}}) {kind = "add"}
+// CHECK-NEXT:      "npu.elementwise"({{.*}}) {activation = "relu", kind = "mul"}
+// CHECK-NEXT:      "npu.elementwise"({{.*}}) {activation = "clip", clip_max = 5.000000e-01 : f64, clip_min = -5.000000e-01 : f64, kind = "sub"}
+// CHECK-NOT:       "npu.activation"
 // CHECK:           "npu.barrier"()
 
 // SIM: total cycles

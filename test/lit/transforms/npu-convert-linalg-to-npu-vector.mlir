@@ -69,6 +69,45 @@ func.func @rsqrt$of_variance(%v: memref<16x1xf32, 1>, %y: memref<16x1xf32, 1>) {
 
 // -----
 
+// A relu of a sum is the add's epilogue, in the same pass; an rsqrt (several
+// passes, above) or an activation of a value another step reads stays an op.
+// CHECK-LABEL: func.func @relu$of_sum
+// CHECK:         "npu.elementwise"(%{{.*}}, %{{.*}}, %[[OUT:.*]]) {activation = "relu", kind = "add"}
+// CHECK-NOT:     "npu.activation"
+// CHECK-LABEL: func.func @relu$of_a_sum_read_again
+// CHECK:         "npu.elementwise"(%{{.*}}, %{{.*}}, %[[S:[a-z0-9_]+]]) {kind = "add"}
+// CHECK:         "npu.activation"(%[[S]], %[[R:[a-z0-9_]+]]) {kind = "relu"}
+// CHECK-NEXT:    "npu.elementwise"(%[[R]], %[[S]], %{{.*}}) {kind = "mul"}
+func.func @relu$of_sum(%a: memref<16x64xf32, 1>, %b: memref<16x64xf32, 1>, %y: memref<16x64xf32, 1>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : memref<16x64xf32, 1>, memref<16x64xf32, 1>) outs(%y : memref<16x64xf32, 1>) {
+  ^bb0(%p: f32, %q: f32, %out: f32):
+    %zero = arith.constant 0.0 : f32
+    %s = arith.addf %p, %q : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+func.func @relu$of_a_sum_read_again(%a: memref<16x64xf32, 1>, %b: memref<16x64xf32, 1>, %y: memref<16x64xf32, 1>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : memref<16x64xf32, 1>, memref<16x64xf32, 1>) outs(%y : memref<16x64xf32, 1>) {
+  ^bb0(%p: f32, %q: f32, %out: f32):
+    %zero = arith.constant 0.0 : f32
+    %s = arith.addf %p, %q : f32
+    %r = arith.maximumf %s, %zero : f32
+    %m = arith.mulf %r, %s : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
 // exp(x - max) with the row max broadcast as (i, 0), then x / sum.
 // CHECK-LABEL: func.func @softmax$steps
 // CHECK:         "npu.elementwise"(%{{.*}}, %{{.*}}, %{{.*}}) {kind = "sub"} : (memref<16x64xf32, 1>, memref<16x1xf32, 1>, memref<16x64xf32{{.*}}>)

@@ -14,9 +14,10 @@
 // CHECK-NOT:     memref<1x16x16x64xf32>) -> ()
 // CHECK:         %[[X:.*]] = "npu.dma_load"(%{{.*}}, %[[TILE:.*]]) {{.*}} : (memref<1x{{[0-9]+}}x16x{{[0-9]+}}xf32, strided<[16384, 1024, 64, 1]{{.*}}>>, memref<1x{{.*}}xf32, 1>)
 // CHECK:         "npu.wait"(
+// The relu rides on the add before it, as its epilogue: two vector passes.
 // CHECK:         "npu.elementwise"(%[[TILE]], %{{.*}}, %[[TILE]]) {kind = "mul"}
-// CHECK-NEXT:    "npu.elementwise"(%[[TILE]], %{{.*}}, %[[TILE]]) {kind = "add"}
-// CHECK-NEXT:    "npu.activation"(%[[TILE]], %[[TILE]]) {kind = "relu"}
+// CHECK-NEXT:    "npu.elementwise"(%[[TILE]], %{{.*}}, %[[TILE]]) {activation = "relu", kind = "add"}
+// CHECK-NOT:     "npu.activation"
 // Pipelined, tile t+1's prologue follows the matmul of tile t (the vector
 // unit beside the matrix unit), once tile t+1's load is done.
 // CHECK:         scf.for
@@ -56,11 +57,11 @@ func.func @conv$pre_activation(%x: memref<1x16x16x64xf32>, %s: memref<64xf32>, %
 // A 2x2 average pool (a sum pool) takes the prologue the same way.
 
 // CHECK-LABEL: func.func @pool$pre_activation
-// CHECK:         "npu.elementwise"(%[[T:.*]], %{{.*}}, %[[T]]) {kind = "mul"}
-// CHECK-NEXT:    "npu.activation"(%[[T]], %[[T]]) {kind = "relu"}
+// CHECK:         "npu.elementwise"(%[[T:.*]], %{{.*}}, %[[T]]) {activation = "relu", kind = "mul"}
+// CHECK-NOT:     "npu.activation"
 // CHECK:         scf.for
 // A pool's prologue runs on its own tile right before it (the same unit).
-// CHECK:           "npu.activation"(%[[U:.*]], %[[U]]) {kind = "relu"}
+// CHECK:           "npu.elementwise"(%[[U:.*]], %{{.*}}, %[[U]]) {activation = "relu", kind = "mul"}
 // CHECK:           "npu.pool2d"
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #ch = affine_map<(d0, d1, d2, d3) -> (d3)>

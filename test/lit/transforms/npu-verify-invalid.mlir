@@ -252,6 +252,22 @@ func.func @activation$shape(%a: memref<8x64xf16, 1>, %b: memref<8x32xf16, 1>) {
 
 // -----
 
+func.func @elementwise$epilogue_of_several_passes(%a: memref<8x64xf32, 1>, %b: memref<8x64xf32, 1>, %c: memref<8x64xf32, 1>) {
+  // expected-error @below {{'npu.elementwise' op activation epilogue 'sigmoid' is not one the lanes apply in one pass (none, relu, relu6, clip, neg, abs)}}
+  "npu.elementwise"(%a, %b, %c) {kind = "add", activation = "sigmoid"} : (memref<8x64xf32, 1>, memref<8x64xf32, 1>, memref<8x64xf32, 1>) -> ()
+  return
+}
+
+// -----
+
+func.func @elementwise$clip_without_bounds(%a: memref<8x64xf32, 1>, %b: memref<8x64xf32, 1>, %c: memref<8x64xf32, 1>) {
+  // expected-error @below {{'npu.elementwise' op activation 'clip' needs both clip_min and clip_max}}
+  "npu.elementwise"(%a, %b, %c) {kind = "sub", activation = "clip", clip_max = 0.5 : f64} : (memref<8x64xf32, 1>, memref<8x64xf32, 1>, memref<8x64xf32, 1>) -> ()
+  return
+}
+
+// -----
+
 func.func @activation$clip_without_bounds(%a: memref<8x64xf16, 1>, %b: memref<8x64xf16, 1>) {
   // expected-error @below {{'npu.activation' op kind 'clip' needs both clip_min and clip_max}}
   "npu.activation"(%a, %b) {kind = "clip"} : (memref<8x64xf16, 1>, memref<8x64xf16, 1>) -> ()

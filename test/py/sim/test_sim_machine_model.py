@@ -60,6 +60,12 @@ COMPUTE_CASES = [
      '"npu.elementwise"({in0}, {in1}, {out0}) {kind = "add"} '
      ': ({in0_t}, {in1_t}, {out0_t}) -> ()', "npu.elementwise",
      lambda t: machine_model.vector_cycles(640, t)),
+    # Its relu epilogue rides in the same pass.
+    ("elementwise_relu", [((16, 40), np.float16), ((16, 40), np.float16)],
+     [((16, 40), np.float16)],
+     '"npu.elementwise"({in0}, {in1}, {out0}) {kind = "sub", activation = "relu"} '
+     ': ({in0_t}, {in1_t}, {out0_t}) -> ()', "npu.elementwise",
+     lambda t: machine_model.vector_cycles(640, t)),
     ("activation", [((16, 40), np.float16)], [((16, 40), np.float16)],
      '"npu.activation"({in0}, {out0}) {kind = "relu"} : ({in0_t}, {out0_t}) -> ()',
      "npu.activation", lambda t: machine_model.vector_cycles(640, t)),

@@ -128,6 +128,23 @@ def test_elementwise_broadcast(kind, fn):
     np.testing.assert_array_equal(out, reference)
 
 
+@pytest.mark.parametrize("activation,attrs,fn", [
+    ("relu", "", lambda v: np.maximum(v, 0)),
+    ("clip", ", clip_min = -0.5 : f64, clip_max = 0.25 : f64", lambda v: np.clip(v, -0.5, 0.25)),
+    ("abs", "", np.abs),
+])
+def test_elementwise_epilogue(activation, attrs, fn):
+    """The activation applies to the sum on its way out: as the two ops, in f16."""
+    a, b = uniform((6, 16)), uniform((16,))
+    body = (f'"npu.elementwise"({{in0}}, {{in1}}, {{out0}}) {{kind = "add", '
+            f'activation = "{activation}"{attrs}}} : ({{in0_t}}, {{in1_t}}, {{out0_t}}) -> ()')
+    program = single_tile([((6, 16), np.float16), ((16,), np.float16)], [((6, 16), np.float16)],
+                          body)
+    out = simulate(program, [a, b, np.zeros((6, 16), np.float16)]).outputs[2]
+    total = (a.astype(np.float32) + b.astype(np.float32)).astype(np.float16)
+    np.testing.assert_array_equal(out, fn(total.astype(np.float32)).astype(np.float16))
+
+
 def _gelu(v):
     return 0.5 * v * (1 + math.erf(v / math.sqrt(2)))
 

@@ -16,6 +16,13 @@ func.func @vector_ops(%x: memref<16x128xf32, 1>, %row: memref<16xf32, 1>, %col: 
   // CHECK: "npu.elementwise"(%{{.*}}, %{{.*}}, %{{.*}}) {kind = "div"}
   "npu.elementwise"(%x, %col, %x) {kind = "div"}
       : (memref<16x128xf32, 1>, memref<16x1xf32, 1>, memref<16x128xf32, 1>) -> ()
+  // An activation epilogue of one pass, applied to the results on their way out.
+  // CHECK: "npu.elementwise"(%{{.*}}, %{{.*}}, %{{.*}}) {activation = "relu", kind = "add"}
+  "npu.elementwise"(%x, %col, %x) {kind = "add", activation = "relu"}
+      : (memref<16x128xf32, 1>, memref<16x1xf32, 1>, memref<16x128xf32, 1>) -> ()
+  // CHECK: "npu.elementwise"(%{{.*}}, %{{.*}}, %{{.*}}) {activation = "clip", clip_max = 6.000000e+00 : f64, clip_min = 0.000000e+00 : f64, kind = "mul"}
+  "npu.elementwise"(%x, %col, %x) {kind = "mul", activation = "clip", clip_min = 0.0 : f64, clip_max = 6.0 : f64}
+      : (memref<16x128xf32, 1>, memref<16x1xf32, 1>, memref<16x128xf32, 1>) -> ()
   // CHECK: "npu.compare"(%{{.*}}, %{{.*}}, %{{.*}}) {kind = "eq"}
   "npu.compare"(%col, %one, %mask) {kind = "eq"}
       : (memref<16x1xf32, 1>, memref<1xf32, 1>, memref<16x1xi1, 1>) -> ()
