@@ -18,6 +18,7 @@ the ops across them.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from dataclasses import dataclass
 
@@ -69,6 +70,18 @@ class PaddedReaders:
     value: ir.Value           # the pad value
 
 
+def first_user(alloc) -> ir.Operation:
+    """The first op of `alloc`'s block that uses its buffer (the alloc itself
+    when none does)."""
+    block = alloc.operation.block
+    first = None
+    for use in alloc.results[0].uses:
+        op = top_level(use.owner.operation, block)
+        if first is None or op.is_before_in_block(first):
+            first = op
+    return first if first is not None else alloc.operation
+
+
 @dataclass
 class Candidate:
     alloc: ir.Operation
@@ -79,10 +92,16 @@ class Candidate:
     # Kept in SRAM padded: its producer writes the interior, the readers of the
     # padded copy read the padded buffer, with no copy into it.
     padded: PaddedReaders | None = None
+    # The first op it is live across when an op folded into a reader (a fill
+    # or bias broadcast of its init) uses it before an earlier op: its SRAM
+    # is allocated at that first use (npu-keep-in-sram).
+    live_from: int | None = None
 
     def __post_init__(self):
         # Asked for each op and each kept tensor by the cost model: computed once.
         self.first, self.last = min(self.readers), max(self.readers)
+        if self.live_from is not None:
+            self.first = min(self.first, self.live_from)
 
 
 class Plan:
@@ -197,6 +216,8 @@ class Plan:
         for i, problem in enumerate(self.problems):
             for operand in problem.operands:
                 problem_buffers.setdefault(root_buffer(operand.value), set()).add(i)
+        position = {op.operation: k for k, op in enumerate(self.block.operations)}
+        op_positions = [position[op] for op in self.ops]
         for op in self.block.operations:
             op = op.operation
             if op.name != "memref.alloc" or op.results[0] not in problem_buffers:
@@ -215,8 +236,9 @@ class Plan:
                 size = type_bytes(ir.MemRefType(padded.padded.results[0].type))
                 self.padded.add(op.results[0])
             bytes_ = aligned(size, self.target.sram_alignment)
+            live_from = bisect.bisect_left(op_positions, position[first_user(op)])
             found.append(Candidate(op, bytes_, sorted(problem_buffers[op.results[0]]),
-                                   padded=padded))
+                                   padded=padded, live_from=live_from))
         return found
 
     def padded_readers(self, alloc) -> PaddedReaders | None:
@@ -347,7 +369,7 @@ class Plan:
                 refusals[id(candidate)] = (candidate, refusal)
         self.exchange(refusals)
         for candidate, refusal in refusals.values():
-            producer = self.ops[candidate.first]
+            producer = self.ops[candidate.readers[0]]
             diagnostics.remark(producer.location, f"'{producer.name}' output "
                                f"({candidate.size} B) not kept in SRAM: {refusal}")
         return self.kept
@@ -383,7 +405,7 @@ class Plan:
             if taken and fits and after < before * (1 - MIN_EXCHANGE_GAIN):
                 for c in taken:
                     del refusals[id(c)]
-                names = ", ".join(dict.fromkeys(name_of(self.ops[c.first]) for c in taken))
+                names = ", ".join(dict.fromkeys(name_of(self.ops[c.readers[0]]) for c in taken))
                 refusals[id(kept)] = (kept, f"its space is worth more to the outputs of "
                                             f"{names}: {after} estimated cycles instead of "
                                             f"{before} across them")

@@ -24,8 +24,8 @@ from ..diagnostics import name_of
 from ..dialects import npu
 from ..recipes.problem import PADDED_INTERIOR_ATTR, RESIDENT_ATTR, RESIDENT_VIEWS
 from ..recipes.tile_ir import static, subview
-from . import ModulePass, PassContext, function_bodies, top_level
-from .buffer_plan import Candidate, PaddedReaders, Plan
+from . import ModulePass, PassContext, function_bodies
+from .buffer_plan import Candidate, PaddedReaders, Plan, first_user
 from .npu_pad_in_place import halo
 
 
@@ -47,12 +47,13 @@ def keep(plan: Plan, candidate: Candidate) -> None:
         new.owner.attributes["offset"] = ir.IntegerAttr.get(
             ir.IntegerType.get_signless(64), candidate.offset)
         new.owner.attributes[RESIDENT_ATTR] = ir.UnitAttr.get()
-        tensor = pad_in_sram(plan, padded, new, plan.ops[candidate.first]) if padded else new
+        tensor = pad_in_sram(plan, padded, new, plan.ops[candidate.readers[0]]) if padded \
+            else new
     retype_uses(old, tensor, space)
     last = plan.ops[candidate.last]
     with last.location, ir.InsertionPoint.after(last):
         npu.DeallocOp(new)
-    producer = plan.ops[candidate.first]
+    producer = plan.ops[candidate.readers[0]]
     readers = ", ".join(name_of(plan.ops[i]) for i in candidate.readers[1:])
     plan.context.diagnostics.remark(
         producer.location, f"kept '{producer.name}' output in SRAM for {readers} "
@@ -87,18 +88,6 @@ def pad_in_sram(plan: Plan, padded: PaddedReaders, buffer: ir.Value, producer) -
         f"{'x'.join(map(str, shape))} padded buffer {readers} read in SRAM: no "
         f"copy into it")
     return interior
-
-
-def first_user(alloc) -> ir.Operation:
-    """The first op of `alloc`'s block that uses its buffer (the alloc itself
-    when none does)."""
-    block = alloc.operation.block
-    first = None
-    for use in alloc.results[0].uses:
-        op = top_level(use.owner.operation, block)
-        if first is None or op.is_before_in_block(first):
-            first = op
-    return first if first is not None else alloc.operation
 
 
 def retype_uses(old: ir.Value, new: ir.Value, space) -> None:
