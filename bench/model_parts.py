@@ -23,10 +23,13 @@ import tempfile
 import onnx
 
 from atvoss_mlir.analysis.collect import profile_file
+from atvoss_mlir.diagnostics import DiagnosticError
 from atvoss_mlir.target import parse_target
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import zoo  # noqa: E402
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")
 
 
 def part_of(node: str, depth: int) -> str:
@@ -47,7 +50,8 @@ def engine_cycles(node: dict, engine: str) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("model", help="a zoo network (zoo.MODELS) or an .onnx file")
+    parser.add_argument("model", help="a zoo network (zoo.MODELS), a bundled example "
+                                      "(small_cnn) or an .onnx file")
     parser.add_argument("--target", default="npu")
     parser.add_argument("--depth", type=int, choices=(1, 2), default=2)
     args = parser.parse_args()
@@ -56,7 +60,13 @@ def main() -> int:
         if args.model in zoo.MODELS:
             path = os.path.join(directory, f"{args.model}.onnx")
             onnx.save(zoo.MODELS[args.model](), path)
-        profile = profile_file(path, parse_target(args.target), with_advice=False).profile
+        elif os.path.exists(os.path.join(EXAMPLES, f"{args.model}.onnx")):
+            path = os.path.join(EXAMPLES, f"{args.model}.onnx")
+        try:
+            profile = profile_file(path, parse_target(args.target), with_advice=False).profile
+        except (DiagnosticError, ValueError) as error:
+            print(error, file=sys.stderr)
+            return 1
     parts: dict[str, list[int]] = {}
     serial = 0
     for node in profile["nodes"]:
