@@ -260,6 +260,14 @@ func.func @elementwise$epilogue_of_several_passes(%a: memref<8x64xf32, 1>, %b: m
 
 // -----
 
+func.func @elementwise$epilogue_not_a_string(%a: memref<8x64xf32, 1>, %b: memref<8x64xf32, 1>, %c: memref<8x64xf32, 1>) {
+  // expected-error @below {{'npu.elementwise' op activation epilogue 1 : i64 is not one the lanes apply in one pass (none, relu, relu6, clip, neg, abs)}}
+  "npu.elementwise"(%a, %b, %c) {kind = "add", activation = 1 : i64} : (memref<8x64xf32, 1>, memref<8x64xf32, 1>, memref<8x64xf32, 1>) -> ()
+  return
+}
+
+// -----
+
 func.func @elementwise$clip_without_bounds(%a: memref<8x64xf32, 1>, %b: memref<8x64xf32, 1>, %c: memref<8x64xf32, 1>) {
   // expected-error @below {{'npu.elementwise' op activation 'clip' needs both clip_min and clip_max}}
   "npu.elementwise"(%a, %b, %c) {kind = "sub", activation = "clip", clip_max = 0.5 : f64} : (memref<8x64xf32, 1>, memref<8x64xf32, 1>, memref<8x64xf32, 1>) -> ()
