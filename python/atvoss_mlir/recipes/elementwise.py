@@ -23,7 +23,7 @@ from .tile_ir import static, subview
 from .vector_body import body_program
 from .vector_steps import (COMMUTATIVE, FLOAT_TYPES, SWAPPED, ActivationStep, BinaryStep,
                            CompareStep, CopyStep, QuantizedAddStep, QuantizeStep, Ref, SelectStep,
-                           epilogue_steps, numbered, step_constants)
+                           numbered, step_constants, with_epilogues)
 
 NAMED_BINARY = {"linalg.add": "add", "linalg.sub": "sub", "linalg.mul": "mul",
                 "linalg.max": "max", "linalg.min": "min"}
@@ -137,7 +137,7 @@ def shared_windows(inputs, maps) -> dict:
 
 def binary_op(step: BinaryStep, lhs, rhs, result, epilogue: ActivationStep | None = None):
     """The npu.elementwise of a binary step, with the activation step after it
-    as its epilogue when given (epilogue_steps)."""
+    as its epilogue when given (with_epilogues)."""
     if epilogue is None:
         return npu.ElementwiseOp(lhs, rhs, result, step.kind)
     return npu.ElementwiseOp(lhs, rhs, result, step.kind, activation=epilogue.kind,
@@ -149,10 +149,10 @@ def step_cycles(steps, elements: int, target) -> int:
     number, or an array of them)."""
     if not steps:
         return vector_cycles(elements, target)
-    fused = epilogue_steps(steps)   # ride on the step before them
+    # An epilogue rides on the step before it.
     return sum(vector_cycles(elements, target, step.passes) if hasattr(step, "passes") else
                vector_kind_cycles(getattr(step, "kind", "none"), elements, target)
-               for number, step in enumerate(steps) if number not in fused)
+               for _, step, _ in with_epilogues(steps))
 
 
 def elementwise_problem(op, target) -> TilingProblem:
@@ -387,14 +387,8 @@ class ElementwiseRecipe(Recipe):
                 return results[ref.value]
             # An activation of a binary step's result is that npu.elementwise's
             # epilogue: it writes where the activation would have.
-            fused = epilogue_steps(steps)
-            for number, step in enumerate(steps):
-                if number in fused:
-                    results.append(results[-1])
-                    continue
-                epilogue = steps[number + 1] if number + 1 in fused else None
-                last = number == len(steps) - 1 or \
-                    (number == len(steps) - 2 and epilogue is not None)
+            for number, step, epilogue in with_epilogues(steps):
+                last = number + (epilogue is not None) == len(steps) - 1
                 result = out if last and out_loops == list(range(rank)) else \
                     loop_order_tile(element_type)
                 if isinstance(step, BinaryStep):
@@ -426,6 +420,8 @@ class ElementwiseRecipe(Recipe):
                         npu.FillOp(result, 0.0)
                         npu.ElementwiseOp(result, source, result, "add")
                 results.append(result)
+                if epilogue is not None:   # later steps read the epilogue's number
+                    results.append(result)
             if results[-1] != out:
                 npu.TransposeOp(results[-1], out, out_loops)
         rewriter.erase_op(op.operation)

@@ -37,7 +37,7 @@ from .problem import (VECTOR_TYPES, OperandTile, Unsupported, Whole, has_identit
                       root_buffer, tile_nest_root, type_name)
 from .sram_ops import full_rank_view, scratch
 from .vector_body import body_program
-from .vector_steps import ActivationStep, BinaryStep, Ref, epilogue_steps, step_constants
+from .vector_steps import ActivationStep, BinaryStep, Ref, step_constants, with_epilogues
 from .elementwise import binary_op, check_broadcasts, step_cycles
 
 PROLOGUE = "prologue"
@@ -249,12 +249,8 @@ def apply_prologue(op, prologue: Prologue, tile: ir.Value, operand_tiles: list) 
         if ref.source == "in" and ref.value > 0:
             return full_rank_view(operand_tiles[ref.value - 1])
         return tile
-    steps = prologue.steps
-    fused = epilogue_steps(steps)   # an activation of a binary step: its epilogue
-    for number, step in enumerate(steps):
-        if number in fused:
-            continue
-        epilogue = steps[number + 1] if number + 1 in fused else None
+    # An activation of a binary step's result is that step's epilogue.
+    for _, step, epilogue in with_epilogues(prologue.steps):
         if isinstance(step, BinaryStep):
             binary_op(step, value(step.lhs), value(step.rhs), tile, epilogue)
         else:

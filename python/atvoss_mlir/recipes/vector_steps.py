@@ -165,6 +165,14 @@ def epilogue_steps(steps: list) -> set[int]:
     return fused
 
 
+def with_epilogues(steps: list) -> list:
+    """(number, step, the activation step it applies as its epilogue or None)
+    for each step that is not itself an epilogue (epilogue_steps)."""
+    fused = epilogue_steps(steps)
+    return [(number, step, steps[number + 1] if number + 1 in fused else None)
+            for number, step in enumerate(steps) if number not in fused]
+
+
 def step_constants(steps: list) -> list[float]:
     """The scalar constants the steps read, each once: one-element SRAM
     buffers around the tile loop."""
