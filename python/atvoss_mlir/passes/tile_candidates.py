@@ -104,14 +104,15 @@ def written_by_tiles(problem, operand) -> bool:
     """A resident output the op writes tile by tile in place: an int8 one,
     each tile's requantisation writing its view of the tensor from the tile's
     own int32 accumulator (a whole-tensor accumulator would be four times its
-    size); an elementwise op's, each tile computed into its view; a GEMM-form
-    conv's, each tile's pixels a matrix with a row stride (`pixel_rows`). The
-    last two not into the interior of a buffer kept padded, which they write
-    whole."""
+    size); an elementwise op's, each tile computed into its view; a depthwise
+    conv's, each block of pixels (all channels) computed into its strided
+    view; a GEMM-form conv's, each tile's pixels a matrix with a row
+    stride (`pixel_rows`). All but the int8 one not into the interior of a
+    buffer kept padded, which they write whole."""
     return operand.is_output and (REQUANTIZE in problem.details or (
         not operand.padded_interior
-        and (problem.recipe.name == "elementwise" or views_buffer_as_matrix(problem)
-             or direct_conv_tiles(problem, operand)))) \
+        and (problem.recipe.name in ("elementwise", "depthwise_conv2d")
+             or views_buffer_as_matrix(problem) or direct_conv_tiles(problem, operand)))) \
         and all(isinstance(part, Tiled) for part in operand.region) \
         and in_place(problem, operand)
 
@@ -149,6 +150,10 @@ def tiled_in_place(problem, operand) -> set[int]:
     """The loop dims along which the op reads or writes a resident operand a
     tile at a time, in place (its reduction dims it reads whole)."""
     if written_by_tiles(problem, operand):
+        if problem.recipe.name == "depthwise_conv2d":
+            # By pixels, its channels whole: a channel slice would take a
+            # slice of the weights per tile, loaded again for each.
+            return {part.dim for part in operand.region[:-1] if isinstance(part, Tiled)}
         return operand.loop_dims()
     if read_by_tiles(problem, operand):
         return {d for d in operand.loop_dims() if not problem.dims[d].reduction}
