@@ -36,6 +36,7 @@ from .npu_pad_in_place import fill_value, padded_copy_target
 from .tile_cost import aligned
 from .tile_candidates import reads_resident_whole
 from .tile_search import search
+from ..recipes.prologue import PROLOGUE
 
 
 def resident_budgets(block: ir.Block, capacity: int) -> dict:
@@ -216,6 +217,12 @@ class Plan:
         for i, problem in enumerate(self.problems):
             for operand in problem.operands:
                 problem_buffers.setdefault(root_buffer(operand.value), set()).add(i)
+        # The inputs of elementwise ops folded into their readers' input loads:
+        # kept in SRAM, the reader would compute on them in place and the
+        # elementwise op would run alone.
+        prologue_sources = {root_buffer(problem.details[PROLOGUE].source): i
+                            for i, problem in enumerate(self.problems)
+                            if PROLOGUE in problem.details}
         position = {op.operation: k for k, op in enumerate(self.block.operations)}
         op_positions = [position[op] for op in self.ops]
         for op in self.block.operations:
@@ -226,6 +233,10 @@ class Plan:
             if size is None:
                 continue
             other = self.other_use(op)
+            if other is None and op.results[0] in prologue_sources:
+                reader = self.ops[prologue_sources[op.results[0]]]
+                other = f"{name_of(reader)} applies the elementwise op reading it to each " \
+                        f"tile it loads"
             if other is not None:
                 producer = self.ops[min(problem_buffers[op.results[0]])]
                 self.context.diagnostics.remark(

@@ -111,3 +111,36 @@ func.func @sum$starves_its_producer(%a: memref<64x64x4xf32>, %out: memref<64x64x
   }
   return
 }
+
+// -----
+
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ch = affine_map<(d0, d1, d2, d3) -> (d3)>
+
+// A sum pool's result that an elementwise op scales for a conv, which applies
+// the scaling to each tile it loads (a prologue): kept in SRAM, the conv would
+// compute on it in place and the scaling would run alone, so it stays in DRAM.
+
+func.func @pool$prologue(%x: memref<1x4x4x32xf32>, %s: memref<32xf32>,
+                         %w: memref<1x1x32x16xf32>) -> memref<1x2x2x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %k = memref.alloc() : memref<2x2xf32>
+  %p = memref.alloc() : memref<1x2x2x32xf32>
+  linalg.fill ins(%zero : f32) outs(%p : memref<1x2x2x32xf32>)
+  // expected-remark @below {{'linalg.pooling_nhwc_sum' output stays in DRAM: 'linalg.conv_2d_nhwc_hwcf' at line 143 applies the elementwise op reading it to each tile it loads}}
+  linalg.pooling_nhwc_sum {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+    ins(%x, %k : memref<1x4x4x32xf32>, memref<2x2xf32>) outs(%p : memref<1x2x2x32xf32>)
+  %t = memref.alloc() : memref<1x2x2x32xf32>
+  linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+    ins(%p, %s : memref<1x2x2x32xf32>, memref<32xf32>) outs(%t : memref<1x2x2x32xf32>) {
+  ^bb0(%in: f32, %scale: f32, %out: f32):
+    %m = arith.mulf %in, %scale : f32
+    linalg.yield %m : f32
+  }
+  %y = memref.alloc() : memref<1x2x2x16xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<1x2x2x16xf32>)
+  // expected-remark @below {{'linalg.conv_2d_nhwc_hwcf' output stays in DRAM: it is a result of the function}}
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%t, %w : memref<1x2x2x32xf32>, memref<1x1x32x16xf32>) outs(%y : memref<1x2x2x16xf32>)
+  return %y : memref<1x2x2x16xf32>
+}
