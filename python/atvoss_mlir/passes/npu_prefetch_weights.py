@@ -16,7 +16,9 @@ in order: that one would wait for it), and stays when no compute ends before it.
 
 The buffer then lives longer. Every buffer is placed as npu-allocate-sram
 places them (first fit); when one no longer fits, a move that keeps a buffer
-live there is undone, with a remark, until all fit.
+live there is undone, with a remark, until all fit. An undone move puts the
+buffer's ops back exactly where they were: elsewhere, first fit would place
+the buffers in another order, which need not fit either.
 """
 
 from __future__ import annotations
@@ -76,8 +78,26 @@ def ends_compute(ops: list, index: int, load) -> bool:
 class Move:
     load: ir.Operation
     ops: list                # the buffer's alloc, its views, the load: moved back on undo
-    anchor: ir.Operation     # the op the load came before (never moved)
+    moved: list              # every op it moved (the constant and its views too)
     buffer: ir.Value
+
+
+class BlockOrder:
+    """The block's ops in their order before any move, and those moved away
+    from it: an undone move puts each of its ops back exactly where it was,
+    before the first op after it that is there too."""
+
+    def __init__(self, ops: list):
+        self.original = list(ops)
+        self.index = {op: i for i, op in enumerate(ops)}
+        self.displaced = set()
+
+    def undo(self, move: Move) -> None:
+        self.displaced.difference_update(move.ops)
+        for op in sorted(move.ops, key=self.index.get, reverse=True):
+            home = next(after for after in self.original[self.index[op] + 1:]
+                        if after not in self.displaced)
+            op.move_before(home)
 
 
 def plan_move(ops: list, position: dict, load) -> Move | None:
@@ -99,10 +119,6 @@ def plan_move(ops: list, position: dict, load) -> Move | None:
     if has_computed_offsets(moving[1:-1], block):
         return None
     start = position[load]
-    anchor = next((op for op in ops[start + 1:] if op.name not in
-                   ("npu.alloc", "npu.dma_load") and op.name not in VIEW_OPS), None)
-    if anchor is None:
-        return None
     channel = load.attributes["channel"]
     best, passed = None, 0
     for index in range(start - 1, -1, -1):
@@ -134,7 +150,7 @@ def plan_move(ops: list, position: dict, load) -> Move | None:
     # Undoing moves back the buffer's ops only: the constant and its views are
     # pure and may have other users, which stay dominated where they are now.
     return Move(load, [buffer.owner.operation] + defining_views(target, block) + [load],
-                anchor, buffer)
+                moved, buffer)
 
 
 @dataclass(frozen=True)
@@ -148,15 +164,18 @@ class NpuPrefetchWeights(ModulePass):
             for block in function_bodies(module):
                 moves = []
                 ops = [op.operation for op in block.operations]
+                order = BlockOrder(ops)
                 position = {op: i for i, op in enumerate(ops)}
                 for load in [op for op in ops if op.name == "npu.dma_load"]:
                     move = plan_move(ops, position, load)
                     if move is not None:
                         moves.append(move)
-                self.fit(block, moves, target, context)
+                        order.displaced.update(move.moved)
+                self.fit(block, moves, order, target, context)
 
     @staticmethod
-    def fit(block: ir.Block, moves: list, target, context: PassContext) -> None:
+    def fit(block: ir.Block, moves: list, order: BlockOrder, target,
+            context: PassContext) -> None:
         """Undo moves until every buffer of the block fits the SRAM."""
         while moves:
             failed = first_unplaced(block, target)
@@ -167,8 +186,7 @@ class NpuPrefetchWeights(ModulePass):
             at = position.get(top_level(failed, block), len(ops))
             live = [m for m in moves if position[m.ops[0]] <= at]
             undo = max(live or moves, key=lambda m: position[m.ops[0]])
-            for moved in undo.ops:
-                moved.move_before(undo.anchor)
+            order.undo(undo)
             moves.remove(undo)
             context.diagnostics.remark(undo.load.location, "the load of this constant is not "
                                        "issued during the previous op: its SRAM buffer would "

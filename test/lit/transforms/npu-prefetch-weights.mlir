@@ -1,5 +1,7 @@
 // RUN: atvoss-opt %s -split-input-file -npu-prefetch-weights | FileCheck %s
 // RUN: atvoss-opt %s -split-input-file -verify-diagnostics -npu-prefetch-weights --target='npu -max-sram-bytes=10240'
+// RUN: atvoss-opt %s -split-input-file -npu-prefetch-weights --target='npu -max-sram-bytes=10240' \
+// RUN:   | FileCheck %s --check-prefix=UNDONE
 
 // The second op's weights load moves, with its buffer and its constant, before
 // the barrier that ends the first op's compute: it runs while that compute
@@ -16,6 +18,19 @@ memref.global "private" constant @weights : memref<32x32xf32> = dense<1.0>
 // CHECK:         "npu.dealloc"
 // CHECK:         "npu.wait"(%[[L]], %{{.*}})
 // CHECK-NEXT:    "npu.matmul"
+// Undone (10 KiB), the buffer and the load go back exactly where they were,
+// the weights' buffer allocated first as before: put back before the wait
+// instead, it came after the others, and first fit would place the buffers
+// otherwise than it found them to fit.
+// UNDONE-LABEL: func.func @relu$then_matmul
+// UNDONE:         "npu.dealloc"
+// UNDONE-NEXT:    "npu.dealloc"
+// UNDONE-NEXT:    %[[W:.*]] = "npu.alloc"
+// UNDONE-NEXT:    %[[B:.*]] = "npu.alloc"
+// UNDONE-NEXT:    "npu.alloc"
+// UNDONE-NEXT:    "npu.dma_load"(%{{.*}}, %[[W]]) {channel = 1 : i64}
+// UNDONE-NEXT:    "npu.dma_load"(%{{.*}}, %[[B]]) {channel = 0 : i64}
+// UNDONE-NEXT:    "npu.wait"
 func.func @relu$then_matmul(%x: memref<32x32xf32>, %y: memref<32x32xf32>, %z: memref<32x32xf32>) {
   %a = "npu.alloc"() : () -> memref<32x32xf32, 1>
   %t0 = "npu.dma_load"(%x, %a) {channel = 0 : i64} : (memref<32x32xf32>, memref<32x32xf32, 1>) -> !npu.token
