@@ -84,6 +84,7 @@ class Plan:
     whole: int              # estimated cycles of the members whole
     cascaded: int           # and in strips
     lead: int = 0           # members (first first) of strip k + 1 run before the rest of strip k
+    lag: int = 0            # members (last first) of strip k - 1 run after the middle of strip k
 
     @property
     def gain(self) -> int:
@@ -104,8 +105,23 @@ def on_matrix(member: Member) -> bool:
 
 def beside(units: list) -> int:
     """Cycles the lead and the rest run side by side: `units` is their compute,
-    [lead, rest] x [matrix, vector]."""
+    [lead, rest] x [matrix, vector]; with a third row (a lagging tail), the
+    lead and the tail beside the middle."""
+    if len(units) == 3:
+        units = [[units[0][0] + units[2][0], units[0][1] + units[2][1]], units[1]]
     return min(units[0][0], units[1][1]) + min(units[0][1], units[1][0])
+
+
+def pipeline_lag(members: list, lead: int) -> int:
+    """How many members (the last ones) of a strip to run after the middle of
+    the next strip: the last op when it runs on the matrix unit after a
+    vector op (an inverted bottleneck's project conv after its depthwise
+    conv), so that it runs beside the next strip's vector op too; else 0."""
+    ordered = list(reversed(members))
+    if lead and len(ordered) - lead >= 2 and on_matrix(ordered[-1]) \
+            and not ordered[-2].is_pad and not on_matrix(ordered[-2]):
+        return 1
+    return 0
 
 
 def pipeline_lead(members: list, rows: int, target) -> int:
@@ -176,11 +192,12 @@ def whole_cycles(members: list, target) -> int:
     return cycles
 
 
-def evaluate(members: list, rows: int, target, lead: int = 0) -> Plan | None:
+def evaluate(members: list, rows: int, target, lead: int = 0, lag: int = 0) -> Plan | None:
     """The plan of `members` in strips of `rows` output rows, the first `lead`
-    of them run a strip ahead (0: none); None when an op of a strip would need
-    more than STRIP_SHARE of the SRAM for its input, output and weights (and
-    the result of the next strip's lead beside the rest)."""
+    of them run a strip ahead (0: none), the last `lag` a strip behind; None
+    when an op of a strip would need more than STRIP_SHARE of the SRAM for its
+    input, output and weights (and the result of the next strip's lead, and
+    the middle's result of the strip before, beside the rest)."""
     strips = all_strips(members, rows)
     share = target.max_sram_bytes * STRIP_SHARE
     count = len(members)
@@ -190,7 +207,11 @@ def evaluate(members: list, rows: int, target, lead: int = 0) -> Plan | None:
         if lead and number + 1 < len(strips):
             first, last, _ = strips[number + 1][count - lead]
             ahead = tensor_bytes(members[count - lead].op.results[0], last - first)
-        units = [[0, 0], [0, 0]]   # compute of [lead, rest] x [matrix, vector]
+        if lag and number:   # the middle's result of the strip before, its tail still to run
+            first, last, _ = strips[number - 1][lag]
+            ahead += tensor_bytes(members[lag].op.results[0], last - first)
+        # Compute of [lead, rest] (or [lead, middle, tail]) x [matrix, vector].
+        units = [[0, 0], [0, 0]] + ([[0, 0]] if lag else [])
         loads = 0   # the chain's input rows, read by its first op that is not a pad
         for i in range(count - 1, -1, -1):
             member, (first, last, made) = members[i], ranges[i]
@@ -235,11 +256,12 @@ def evaluate(members: list, rows: int, target, lead: int = 0) -> Plan | None:
                 n, _, width, channels = shape_of(member.op.results[0])
                 cycles += vector_cycles(n * held * width * channels, target)
             if ahead:
-                units[in_rest][0 if on_matrix(member) else 1] += \
+                group = 2 if i < lag else int(in_rest)
+                units[group][0 if on_matrix(member) else 1] += \
                     compute_cycles(member, last - first - held, target)
         if ahead:   # the next strip's lead (about this one's) beside this rest
             cycles -= beside(units)
-    return Plan(members, rows, strips, whole_cycles(members, target), cycles, lead)
+    return Plan(members, rows, strips, whole_cycles(members, target), cycles, lead, lag)
 
 
 def best_plan(chain: list, target, pipeline: bool = True) -> Plan | None:
@@ -267,9 +289,10 @@ def best_plan(chain: list, target, pipeline: bool = True) -> Plan | None:
     for members in [best.members] if best is not None else suffixes:
         for rows in heights:
             lead = pipeline_lead(members, rows, target)
-            plan = evaluate(members, rows, target, lead) if lead else None
-            if plan is not None and (pipelined is None or plan.gain > pipelined.gain):
-                pipelined = plan
+            for lag in {0, pipeline_lag(members, lead)}:
+                plan = evaluate(members, rows, target, lead, lag) if lead else None
+                if plan is not None and (pipelined is None or plan.gain > pipelined.gain):
+                    pipelined = plan
     if pipelined is None:
         return best
     if best is None:

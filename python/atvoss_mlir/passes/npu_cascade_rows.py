@@ -20,6 +20,11 @@ the lead of the chain (its first ops, up to a matrix op) of strip k + 1 runs
 before the rest of strip k, so the matrix unit computes the next strip while
 the vector unit finishes this one (MobileNetV2's expand conv beside the
 depthwise conv before it). Two strips' lead results are then live at once.
+Where the chain ends on the matrix unit after a vector op (the project conv
+after the depthwise conv), that last op of strip k may also run after the
+middle of strip k + 1, so that it too runs beside a depthwise conv: the
+estimate takes this lag where it saves more, and two strips' middle results
+are then live at once.
 
 Neighbouring strips' windows overlap (the halo): a strip makes only the rows
 of each op that the strip before did not, and copies the rows both read from
@@ -167,16 +172,34 @@ def cascade(plan: Plan) -> None:
 
     # Software pipelining: the lead of strip k + 1 runs before the rest of
     # strip k, so the two run side by side on the two units.
-    lead = plan.lead
-    leads = {0: emit(0, 0, lead, None)} if lead else {}
-    for index, ranges in enumerate(plan.strips):
-        if lead and index + 1 < len(plan.strips):
-            leads[index + 1] = emit(index + 1, 0, lead, None)
-        value = emit(index, lead, len(ordered), leads.pop(index, None))
+    lead, lag = plan.lead, plan.lag
+    middle_end = len(ordered) - lag
+
+    def finish(index: int, value) -> None:
+        """The tail of strip `index` (fed its middle's `value`) and its rows
+        inserted into the result."""
+        nonlocal result
+        if lag:
+            value = emit(index, middle_end, len(ordered), value)
         with ir.InsertionPoint(anchor):
             result = tensor.InsertSliceOp(value, result, [], [], [],
-                                          _rows_at(offsets, ranges[0][0]), shape_of(value),
-                                          [1, 1, 1, 1]).result
+                                          _rows_at(offsets, plan.strips[index][0][0]),
+                                          shape_of(value), [1, 1, 1, 1]).result
+
+    leads = {0: emit(0, 0, lead, None)} if lead else {}
+    middle = None   # the middle's value of the strip before, whose tail lags
+    for index in range(len(plan.strips)):
+        if lead and index + 1 < len(plan.strips):
+            leads[index + 1] = emit(index + 1, 0, lead, None)
+        value = emit(index, lead, middle_end, leads.pop(index, None))
+        if not lag:
+            finish(index, value)
+            continue
+        if middle is not None:
+            finish(index - 1, middle)
+        middle = value
+    if lag:
+        finish(len(plan.strips) - 1, middle)
     if destination is not None:
         destination[0].results[0].replace_all_uses_with(result)
         destination[0].erase()
@@ -323,6 +346,9 @@ class NpuCascadeRows(ModulePass):
                         lead = plan.members[len(plan.members) - plan.lead:]
                         pipelined = f", pipelined: {node_names(lead)} of the next strip runs " \
                             f"beside the rest of each strip"
+                    if plan.lag:
+                        pipelined += f", and {node_names(plan.members[:plan.lag])} of each " \
+                            f"strip after the next strip's middle"
                     context.diagnostics.remark(
                         last.location,
                         f"cascaded {node_names(plan.members)} in {len(plan.strips)} strips of "

@@ -131,3 +131,51 @@ func.func @nchw_stem(%x: tensor<1x3x224x224xf32>) -> tensor<1x56x56x64xf32> {
       ins(%pc, %window : tensor<1x114x114x64xf32>, tensor<3x3xf32>) outs(%init : tensor<1x56x56x64xf32>) -> tensor<1x56x56x64xf32>
   return %pool : tensor<1x56x56x64xf32>
 }
+// -----
+
+// An inverted bottleneck (1x1 expand, 3x3 depthwise, 1x1 project): the
+// expand conv of strip k + 1 runs before the depthwise conv of strip k, and
+// the project conv of strip k after the depthwise conv of strip k + 1, so
+// both convs of the matrix unit run beside a depthwise conv of the vector
+// unit. Two strips' depthwise results are live at once.
+
+// CHECK-LABEL: func.func @inverted_bottleneck
+// CHECK:         linalg.conv_2d_nhwc_hwcf {{.*}} -> tensor<1x5x56x96xf32>
+// CHECK:         linalg.conv_2d_nhwc_hwcf {{.*}} -> tensor<1x4x56x96xf32>
+// CHECK-NOT:     linalg.conv_2d_nhwc_hwcf
+// CHECK:         %[[D0:.*]] = linalg.depthwise_conv_2d_nhwc_hwc
+// CHECK:         linalg.conv_2d_nhwc_hwcf {{.*}} -> tensor<1x4x56x96xf32>
+// CHECK-NOT:     linalg.conv_2d_nhwc_hwcf
+// CHECK:         %[[D1:.*]] = linalg.depthwise_conv_2d_nhwc_hwc
+// CHECK-NOT:     linalg.depthwise_conv_2d_nhwc_hwc
+// CHECK:         linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[D0]], {{.*}} -> tensor<1x4x56x24xf32>
+// CHECK:         %[[R0:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 4, 56, 24]
+// CHECK:         linalg.conv_2d_nhwc_hwcf {{.*}} -> tensor<1x4x56x96xf32>
+// CHECK:         linalg.depthwise_conv_2d_nhwc_hwc
+// CHECK-NOT:     linalg.depthwise_conv_2d_nhwc_hwc
+// CHECK:         linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[D1]], {{.*}} -> tensor<1x4x56x24xf32>
+// CHECK:         tensor.insert_slice %{{.*}} into %[[R0]][0, 4, 0, 0] [1, 4, 56, 24]
+func.func @inverted_bottleneck(%x: tensor<1x56x56x16xf32>) -> tensor<1x56x56x24xf32> {
+  %zero = arith.constant 0.0 : f32
+  %we = arith.constant dense<0.125> : tensor<1x1x16x96xf32>
+  %wd = arith.constant dense<0.25> : tensor<3x3x96xf32>
+  %wp = arith.constant dense<0.0625> : tensor<1x1x96x24xf32>
+  %e0 = tensor.empty() : tensor<1x56x56x96xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x56x56x96xf32>) -> tensor<1x56x56x96xf32>
+  %expand = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %we : tensor<1x56x56x16xf32>, tensor<1x1x16x96xf32>) outs(%f0 : tensor<1x56x56x96xf32>) -> tensor<1x56x56x96xf32>
+  %p = tensor.pad %expand low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<1x56x56x96xf32> to tensor<1x58x58x96xf32>
+  %e1 = tensor.empty() : tensor<1x56x56x96xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x56x56x96xf32>) -> tensor<1x56x56x96xf32>
+  %dw = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%p, %wd : tensor<1x58x58x96xf32>, tensor<3x3x96xf32>) outs(%f1 : tensor<1x56x56x96xf32>) -> tensor<1x56x56x96xf32>
+  %e2 = tensor.empty() : tensor<1x56x56x24xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x56x56x24xf32>) -> tensor<1x56x56x24xf32>
+  // expected-remark-re @below {{cascaded 'linalg.conv_2d_nhwc_hwcf' at line {{[0-9]+}}, 'linalg.depthwise_conv_2d_nhwc_hwc' at line {{[0-9]+}}, 'linalg.conv_2d_nhwc_hwcf' at line {{[0-9]+}} in 14 strips of 4 rows, pipelined: 'linalg.conv_2d_nhwc_hwcf' at line {{[0-9]+}} of the next strip runs beside the rest of each strip, and 'linalg.conv_2d_nhwc_hwcf' at line {{[0-9]+}} of each strip after the next strip's middle: the}}
+  %project = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%dw, %wp : tensor<1x56x56x96xf32>, tensor<1x1x96x24xf32>) outs(%f2 : tensor<1x56x56x24xf32>) -> tensor<1x56x56x24xf32>
+  return %project : tensor<1x56x56x24xf32>
+}
