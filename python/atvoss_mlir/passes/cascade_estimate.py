@@ -105,10 +105,8 @@ def on_matrix(member: Member) -> bool:
 
 def beside(units: list) -> int:
     """Cycles the lead and the rest run side by side: `units` is their compute,
-    [lead, rest] x [matrix, vector]; with a third row (a lagging tail), the
-    lead and the tail beside the middle."""
-    if len(units) == 3:
-        units = [[units[0][0] + units[2][0], units[0][1] + units[2][1]], units[1]]
+    [lead, rest] x [matrix, vector] (with a lagging tail, the lead and the tail
+    beside the middle)."""
     return min(units[0][0], units[1][1]) + min(units[0][1], units[1][0])
 
 
@@ -210,8 +208,8 @@ def evaluate(members: list, rows: int, target, lead: int = 0, lag: int = 0) -> P
         if lag and number:   # the middle's result of the strip before, its tail still to run
             first, last, _ = strips[number - 1][lag]
             ahead += tensor_bytes(members[lag].op.results[0], last - first)
-        # Compute of [lead, rest] (or [lead, middle, tail]) x [matrix, vector].
-        units = [[0, 0], [0, 0]] + ([[0, 0]] if lag else [])
+        # Compute of [lead and tail, rest] x [matrix, vector].
+        units = [[0, 0], [0, 0]]
         loads = 0   # the chain's input rows, read by its first op that is not a pad
         for i in range(count - 1, -1, -1):
             member, (first, last, made) = members[i], ranges[i]
@@ -256,7 +254,7 @@ def evaluate(members: list, rows: int, target, lead: int = 0, lag: int = 0) -> P
                 n, _, width, channels = shape_of(member.op.results[0])
                 cycles += vector_cycles(n * held * width * channels, target)
             if ahead:
-                group = 2 if i < lag else int(in_rest)
+                group = int(in_rest and i >= lag)   # the tail runs beside the middle
                 units[group][0 if on_matrix(member) else 1] += \
                     compute_cycles(member, last - first - held, target)
         if ahead:   # the next strip's lead (about this one's) beside this rest

@@ -153,7 +153,7 @@ def tiled_in_place(problem, operand) -> set[int]:
         if problem.recipe.name == "depthwise_conv2d":
             # By pixels, its channels whole: a channel slice would take a
             # slice of the weights per tile, loaded again for each.
-            return {part.dim for part in operand.region[:-1] if isinstance(part, Tiled)}
+            return {part.dim for part in operand.region[:-1]}   # all Tiled, as written
         return operand.loop_dims()
     if read_by_tiles(problem, operand):
         return {d for d in operand.loop_dims() if not problem.dims[d].reduction}
