@@ -15,7 +15,9 @@ ahead of that barrier by npu-prefetch-weights would overwrite a constant
 still being filled; after a barrier on one unit, space only that unit's ops
 used is free): it goes to the lowest offset clear of both, when that is
 below the tensors npu-keep-in-sram keeps in SRAM while it lives (their plan
-sized the tiles); else a barrier on the compute engines goes before its alloc.
+sized the tiles); else a barrier goes before its alloc, on the unit whose
+ops used the freed buffers it overlaps (through views and the selects that
+pick a tile's buffer), on both when ops of both did.
 """
 
 from __future__ import annotations
@@ -77,6 +79,24 @@ class FirstFit:
         """Whether [offset, offset + size) overlaps a buffer freed since the last
         barrier on the compute engines."""
         return any(_overlap(offset, size, p) for p in self.busy)
+
+    def users_of(self, offset: int, size: int) -> str:
+        """The engines a barrier waits for so that [offset, offset + size) is
+        clear of the ops that used the buffers freed there: one unit when
+        only its ops did."""
+        overlapping = [p for p in self.busy if _overlap(offset, size, p)]
+        for unit, other in (("matrix", "vector"), ("vector", "matrix")):
+            if not any(p.used_by(other) for p in overlapping):
+                return unit
+        return "compute"
+
+    def finished(self, engines: str) -> None:
+        """After a barrier on `engines`: space only their ops used may take a DMA."""
+        if engines in ("all", "compute"):
+            self.busy.clear()
+        elif engines in ("matrix", "vector"):
+            other = "vector" if engines == "matrix" else "matrix"
+            self.busy = [p for p in self.busy if p.used_by(other)]
 
     def release(self, buffer) -> None:
         placement = self.live.pop(buffer, None)
@@ -194,11 +214,13 @@ def place_buffers(block: ir.Block, allocator: FirstFit, error, assign: bool = Tr
                     if moved is not None:
                         moved.append(op)
                 else:
-                    # Space the compute engines may still use: wait for them.
+                    # Space the compute engines may still use: wait for the
+                    # units whose ops used it.
+                    engines = allocator.users_of(placed, size)
                     if assign:
                         with op.context, op.location, ir.InsertionPoint(op):
-                            npu.BarrierOp(engines=ir.StringAttr.get("compute"))
-                    allocator.busy.clear()
+                            npu.BarrierOp(engines=ir.StringAttr.get(engines))
+                    allocator.finished(engines)
             if offset is not None:
                 # Placed by npu-keep-in-sram, whose plan the ops' tiles were sized by.
                 if not allocator.free(offset, size):
@@ -223,13 +245,7 @@ def place_buffers(block: ir.Block, allocator: FirstFit, error, assign: bool = Tr
         elif name == "npu.dealloc":
             allocator.release(op.operands[0])
         elif name == "npu.barrier":
-            engines = barrier_engines(op)
-            if engines in ("all", "compute"):
-                allocator.busy.clear()
-            elif engines in ("matrix", "vector"):
-                # That unit's ops are done: space only they used may take a DMA.
-                other = "vector" if engines == "matrix" else "matrix"
-                allocator.busy = [p for p in allocator.busy if p.used_by(other)]
+            allocator.finished(barrier_engines(op))
         if not _has_regions(op, name):
             continue
         for region in op.regions:
@@ -283,14 +299,14 @@ def _written_by_dma(buffer: ir.Value) -> bool:
 
 
 def _units_using(alloc) -> set:
-    """The compute units whose ops use the buffer `alloc` makes (through views);
-    both where it is used otherwise (a select, a loop's iter_arg)."""
+    """The compute units whose ops use the buffer `alloc` makes (through views
+    and selects); both where it is used otherwise (a loop's iter_arg)."""
     pending, units = [alloc.results[0]], set()
     while pending:
         for use in pending.pop().uses:
             user = use.owner.operation
-            if user.name in VIEW_OPS and use.operand_number == 0:
-                pending.extend(user.results)
+            if user.name in VIEW_OPS and use.operand_number == 0 or user.name == "arith.select":
+                pending.extend(user.results)   # a view, or a pick among a tile's buffers
             elif user.name in COMPUTE_OPS:
                 units.add("matrix" if user.name in MATRIX_OPS else "vector")
             elif user.name not in ("npu.dma_load", "npu.dma_store", "npu.dealloc"):

@@ -17,6 +17,14 @@ it too) — npu-verify's rule. Buffers are followed through views, the selects
 that pick a multi-buffered tile and loop results and iter_args. Space freed
 after the barrier is reused by a DMA only after a barrier on both units
 (npu-allocate-sram).
+
+A tile loop's barriers (each orders the load into a tile after the compute
+that last used it) wait for the loop's unit alone on the same rule, taken
+over every iteration, when an op of the other unit issued before the loop may
+still run beside it (npu-overlap-ops let the loop pass the barrier after that
+op): what runs there is that op and the loop's own compute, the DMAs after
+the barriers are the loop's and those after it up to the next barrier on
+both units. The loop then computes beside that op.
 """
 
 from __future__ import annotations
@@ -26,7 +34,8 @@ from dataclasses import dataclass
 from mlir import ir
 
 from . import ModulePass, PassContext, function_bodies
-from .npu_overlap_ops import compute_barrier, on_fallback, orders_compute, roots
+from ..recipes.ir_queries import TILE_LOOP_ATTR
+from .npu_overlap_ops import compute_barrier, on_fallback, orders_compute, roots, units_of
 from .npu_verify_common import COMPUTE_OPS, DMA_OPS, walk_ops
 from .npu_verify_tokens import barrier_engines, memory_accesses, running_after_unit_barrier
 from .npu_verify_rules import dma_sram_operand
@@ -65,6 +74,8 @@ def narrow_in(block: ir.Block) -> None:
     running: dict = {}   # buffer -> [(compute op, writes)] since the last barrier
     for index, op in enumerate(ops):
         if op.name != "npu.barrier":
+            if TILE_LOOP_ATTR in op.attributes:
+                narrow_in_loop(op, running, ops, index)
             for buffer, use in compute_uses(op):
                 running.setdefault(buffer, []).append(use)
             continue
@@ -78,13 +89,44 @@ def narrow_in(block: ir.Block) -> None:
             running = running_after_unit_barrier(running, barrier_engines(op))
 
 
-def narrowed_unit(running: dict, ops: list, index: int) -> str | None:
-    """The unit the compute barrier ops[index] may wait for alone (None: both)."""
+def narrow_in_loop(loop, running: dict, ops: list, index: int) -> None:
+    """Narrow the compute barriers inside the tile loop ops[index] (those
+    ordering a tile's next load after the compute that last used its buffer)
+    as one: what runs there is what ran since the last barrier before the
+    loop and the loop's own compute, of any iteration; the DMAs after them
+    are the loop's and those after it up to the next barrier on both units."""
+    barriers = [op for op in walk_ops(loop) if compute_barrier(op)]
+    beside = set().union(*(units_of(compute) for users in running.values()
+                           for compute, _ in users)) - units_of(loop)
+    if not barriers or not beside:
+        return   # nothing of the other unit runs beside the loop: waiting for both costs nothing
+    inside = {buffer: list(users) for buffer, users in running.items()}
+    for buffer, use in compute_uses(loop):
+        inside.setdefault(buffer, []).append(use)
+    unit = unit_for(inside, dma_accesses(loop) + accesses_after(ops, index))
+    if unit is not None:
+        for barrier in barriers:
+            barrier.attributes["engines"] = ir.StringAttr.get(unit)
+
+
+def accesses_after(ops: list, index: int) -> list:
+    """The DMA accesses of ops[index + 1:] up to the next barrier on both units."""
     accesses = []
     for op in ops[index + 1:]:
         if orders_compute(op):
             break
         accesses += dma_accesses(op)
+    return accesses
+
+
+def narrowed_unit(running: dict, ops: list, index: int) -> str | None:
+    """The unit the compute barrier ops[index] may wait for alone (None: both)."""
+    return unit_for(running, accesses_after(ops, index))
+
+
+def unit_for(running: dict, accesses: list) -> str | None:
+    """The one unit whose compute a barrier before `accesses` may wait for
+    alone, given what runs (None: both)."""
     fits = []
     for unit in ("vector", "matrix"):
         left = running_after_unit_barrier(running, unit)

@@ -14,9 +14,11 @@ next barrier move after that one, when every DMA between them touches no
 buffer a compute op issued since the last barrier kept uses (the verifier's
 rule; buffers are followed through views, the selects that pick a
 multi-buffered tile, and scf.if / scf.for results and iter_args), only
-allocations, deallocations, views, waits, DMAs and compute ops stand between
-them, nothing since the last barrier kept ran on the fallback engine, and the
-next barrier waits for both compute units. The compute units order the ops by
+allocations, deallocations, views, waits, DMAs, compute ops and tile loops
+of the other unit stand between them, nothing since the last barrier kept
+ran on the fallback engine, and the next barrier waits for both compute
+units. A tile loop orders its own tiles with its barriers, which
+npu-narrow-barriers then lets wait for its unit alone. The compute units order the ops by
 the buffers they read and write (a scoreboard), so the second op starts when
 its inputs are made, on its own unit.
 
@@ -37,9 +39,9 @@ from mlir import ir
 
 from . import ModulePass, PassContext, function_bodies, top_level
 from ..machine_model import type_bytes
-from ..recipes.problem import RESIDENT_ATTR
+from ..recipes.problem import RESIDENT_ATTR, TILE_LOOP_ATTR
 from .npu_allocate_sram import first_unplaced, resident_offset
-from .npu_verify_common import COMPUTE_OPS, DMA_OPS, SCF_FOR_INIT_OPERANDS, VIEW_OPS
+from .npu_verify_common import COMPUTE_OPS, DMA_OPS, SCF_FOR_INIT_OPERANDS, VIEW_OPS, MATRIX_OPS, walk_ops
 from .npu_verify_tokens import root_buffer, yielded
 
 NOT_BESIDE = "the next op does not start beside this one: the tiles this op frees would " \
@@ -137,6 +139,28 @@ def nested_compute_buffers(op) -> set:
                 elif nested.regions:
                     found |= nested_compute_buffers(nested)
     return found
+
+
+def units_of(op) -> set:
+    """The compute units `op` (or the ops nested in it) runs on."""
+    return {"matrix" if compute.name in MATRIX_OPS else "vector"
+            for compute in [op, *walk_ops(op)] if compute.name in COMPUTE_OPS}
+
+
+def passable(op, touched: set, ran: set) -> bool:
+    """Whether `op` may stand between a barrier that goes and the one taking
+    over, given the buffers compute ops used since the last barrier kept and
+    the units they ran on: no DMA of it touches those buffers. A tile loop
+    may when it runs on the other unit (its own barriers order its tiles; its
+    compute waits for its inputs on the scoreboard, and beside the ops before
+    it when npu-narrow-barriers lets those barriers wait for its unit alone)."""
+    if op.name in DMA_OPS:
+        return not buffers(op) & touched
+    if op.name in PASSABLE:
+        return True
+    return op.name == "scf.for" and TILE_LOOP_ATTR in op.attributes and not on_fallback(op) \
+        and bool(ran - units_of(op)) \
+        and not any(buffers(dma) & touched for dma in walk_ops(op) if dma.name in DMA_OPS)
 
 
 class Sizes:
@@ -239,6 +263,7 @@ class NpuOverlapOps(ModulePass):
         ops = [op.operation for op in block.operations]
         removals, deallocs = [], []
         touched = set()   # buffers compute ops use since the last barrier kept
+        ran = set()       # and the units they run on
         fallback = False  # whether the fallback engine ran since then
         sizes = Sizes(target.sram_alignment)
         # Tile bytes live, those freed at the next barrier kept, and the
@@ -265,17 +290,16 @@ class NpuOverlapOps(ModulePass):
                 touched |= buffers(op)
             elif op.regions:
                 touched |= nested_compute_buffers(op)
+            ran |= units_of(op)
             fallback = fallback or on_fallback(op)
             if not compute_barrier(op):
                 if op.name == "npu.barrier":
                     live, pending = release()
                 if orders_compute(op):
-                    touched, fallback = set(), False
+                    touched, ran, fallback = set(), set(), False
                 continue
             following = index + 1
-            while following < len(ops) and ops[following].name in PASSABLE \
-                    and not (ops[following].name in DMA_OPS
-                             and buffers(ops[following]) & touched):
+            while following < len(ops) and passable(ops[following], touched, ran):
                 following += 1
             movable = not fallback and following < len(ops) and orders_compute(ops[following])
             if movable and not sizes.fits(ops[index + 1:following], live, residents,
@@ -284,7 +308,7 @@ class NpuOverlapOps(ModulePass):
                 movable = False
             if not movable:
                 live, pending = release()
-                touched, fallback = set(), False
+                touched, ran, fallback = set(), set(), False
                 continue
             removal = Removal(op, ops[following])
             removals.append(removal)

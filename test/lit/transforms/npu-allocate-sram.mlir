@@ -81,13 +81,14 @@ func.func @alloc$dma_after_compute(%x: memref<16xf32>) {
 // -----
 
 // The only space clear of the freed buffer is where npu-keep-in-sram keeps a
-// tensor (offset 64, allocated while %w lives): a barrier on the compute
-// engines goes before %w's alloc, which then takes the freed space.
+// tensor (offset 64, allocated while %w lives): a barrier goes before %w's
+// alloc, which then takes the freed space. Only a fill used that space: the
+// barrier waits for the vector unit alone.
 
 // CHECK-LABEL: func.func @alloc$dma_waits_for_compute
 // CHECK:         "npu.alloc"() {offset = 0 : i64} : () -> memref<16xf32, 1>
 // CHECK:         "npu.dealloc"
-// CHECK-NEXT:    "npu.barrier"() {engines = "compute"}
+// CHECK-NEXT:    "npu.barrier"() {engines = "vector"}
 // CHECK-NEXT:    "npu.alloc"() {offset = 0 : i64} : () -> memref<16xf32, 1>
 // CHECK-NEXT:    "npu.dma_load"
 func.func @alloc$dma_waits_for_compute(%x: memref<16xf32>) {
@@ -100,6 +101,59 @@ func.func @alloc$dma_waits_for_compute(%x: memref<16xf32>) {
   "npu.wait"(%t) : (!npu.token) -> ()
   "npu.dealloc"(%k) : (memref<16xf32, 1>) -> ()
   "npu.dealloc"(%w) : (memref<16xf32, 1>) -> ()
+  return
+}
+
+// -----
+
+// As above, but a fill and a matmul (through the select that picks one of a
+// tile's two buffers) used the freed space: the barrier waits for both units.
+
+// CHECK-LABEL: func.func @alloc$dma_waits_for_both_units
+// CHECK:         "npu.dealloc"
+// CHECK-NEXT:    "npu.dealloc"
+// CHECK-NEXT:    "npu.barrier"() {engines = "compute"}
+// CHECK-NEXT:    "npu.alloc"() {offset = 0 : i64} : () -> memref<4x4xf32, 1>
+// CHECK-NEXT:    "npu.dma_load"
+func.func @alloc$dma_waits_for_both_units(%x: memref<4x4xf32>, %first: i1) {
+  %a = "npu.alloc"() : () -> memref<4x4xf32, 1>
+  %b = "npu.alloc"() : () -> memref<4x4xf32, 1>
+  "npu.fill"(%a) {value = 1.0 : f64} : (memref<4x4xf32, 1>) -> ()
+  %p = arith.select %first, %a, %b : memref<4x4xf32, 1>
+  "npu.matmul"(%b, %b, %p) {accumulate = false, activation = "none"} : (memref<4x4xf32, 1>, memref<4x4xf32, 1>, memref<4x4xf32, 1>) -> ()
+  "npu.dealloc"(%b) : (memref<4x4xf32, 1>) -> ()
+  "npu.dealloc"(%a) : (memref<4x4xf32, 1>) -> ()
+  %w = "npu.alloc"() : () -> memref<4x4xf32, 1>
+  %t = "npu.dma_load"(%x, %w) {channel = 0 : i64} : (memref<4x4xf32>, memref<4x4xf32, 1>) -> !npu.token
+  %k = "npu.alloc"() {npu.resident, offset = 128 : i64} : () -> memref<4x4xf32, 1>
+  "npu.wait"(%t) : (!npu.token) -> ()
+  "npu.dealloc"(%k) : (memref<4x4xf32, 1>) -> ()
+  "npu.dealloc"(%w) : (memref<4x4xf32, 1>) -> ()
+  return
+}
+
+// -----
+
+// A tile's buffers picked by a select are followed to the ops using them: a
+// vector op alone used the freed buffers, so the barrier waits for the vector
+// unit alone.
+
+// CHECK-LABEL: func.func @alloc$select_followed
+// CHECK:         "npu.barrier"() {engines = "vector"}
+// CHECK-NEXT:    "npu.alloc"() {offset = 0 : i64} : () -> memref<4x4xf32, 1>
+func.func @alloc$select_followed(%x: memref<4x4xf32>, %first: i1) {
+  %a = "npu.alloc"() : () -> memref<4x4xf32, 1>
+  %b = "npu.alloc"() : () -> memref<4x4xf32, 1>
+  %p = arith.select %first, %a, %b : memref<4x4xf32, 1>
+  "npu.fill"(%p) {value = 1.0 : f64} : (memref<4x4xf32, 1>) -> ()
+  "npu.dealloc"(%b) : (memref<4x4xf32, 1>) -> ()
+  "npu.dealloc"(%a) : (memref<4x4xf32, 1>) -> ()
+  %w = "npu.alloc"() : () -> memref<4x4xf32, 1>
+  %t = "npu.dma_load"(%x, %w) {channel = 0 : i64} : (memref<4x4xf32>, memref<4x4xf32, 1>) -> !npu.token
+  %k = "npu.alloc"() {npu.resident, offset = 128 : i64} : () -> memref<4x4xf32, 1>
+  "npu.wait"(%t) : (!npu.token) -> ()
+  "npu.dealloc"(%k) : (memref<4x4xf32, 1>) -> ()
+  "npu.dealloc"(%w) : (memref<4x4xf32, 1>) -> ()
   return
 }
 

@@ -142,3 +142,140 @@ func.func @fallback_before$stays(%x: memref<32x32xf32>, %d: memref<32x32xf32>,
   "npu.dealloc"(%r) : (memref<32x32xf32, 1>) -> ()
   return
 }
+
+// -----
+
+// A relu on the vector unit, then a matmul in a tile loop (its weights in
+// tiles, a barrier in the loop before each load into the tile) that reads none
+// of the relu's buffers: the loop may stand between the relu's barrier and the
+// one after the loop, which takes over; the relu's deallocation moves after
+// that one. npu-narrow-barriers then lets the loop's barrier wait for the
+// matrix unit alone, and the matmuls run beside the relu.
+
+// CHECK-LABEL: func.func @relu$beside_tile_loop
+// CHECK:         "npu.activation"
+// CHECK-NOT:     "npu.barrier"
+// CHECK:         scf.for
+// CHECK-NEXT:      "npu.barrier"() {engines = "compute"}
+// CHECK:         } {npu.tile_loop}
+// CHECK-NEXT:    "npu.barrier"() {engines = "compute"}
+// CHECK-NEXT:    "npu.dealloc"(%[[A:.*]]) :
+// CHECK:         "npu.dma_store"
+func.func @relu$beside_tile_loop(%x: memref<64x64xf32>, %w: memref<64x128xf32>,
+                                 %y: memref<64x64xf32>, %z: memref<64x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %a = "npu.alloc"() : () -> memref<64x64xf32, 1>
+  %t0 = "npu.dma_load"(%x, %a) {channel = 0 : i64} : (memref<64x64xf32>, memref<64x64xf32, 1>) -> !npu.token
+  "npu.wait"(%t0) : (!npu.token) -> ()
+  %r = "npu.alloc"() : () -> memref<64x64xf32, 1>
+  "npu.activation"(%a, %r) {kind = "relu"} : (memref<64x64xf32, 1>, memref<64x64xf32, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  "npu.dealloc"(%a) : (memref<64x64xf32, 1>) -> ()
+  %b = "npu.alloc"() : () -> memref<64x64xf32, 1>
+  %o = "npu.alloc"() : () -> memref<64x128xf32, 1>
+  scf.for %i = %c0 to %c2 step %c1 {
+    "npu.barrier"() {engines = "compute"} : () -> ()
+    %off = arith.muli %i, %c64 : index
+    %ws = memref.subview %w[0, %off] [64, 64] [1, 1] : memref<64x128xf32> to memref<64x64xf32, strided<[128, 1], offset: ?>>
+    %t = "npu.dma_load"(%ws, %b) {channel = 1 : i64} : (memref<64x64xf32, strided<[128, 1], offset: ?>>, memref<64x64xf32, 1>) -> !npu.token
+    "npu.wait"(%t) : (!npu.token) -> ()
+    %os = memref.subview %o[0, %off] [64, 64] [1, 1] : memref<64x128xf32, 1> to memref<64x64xf32, strided<[128, 1], offset: ?>, 1>
+    "npu.matmul"(%b, %b, %os) {accumulate = false, activation = "none", dataflow = "ws"} : (memref<64x64xf32, 1>, memref<64x64xf32, 1>, memref<64x64xf32, strided<[128, 1], offset: ?>, 1>) -> ()
+  } {npu.tile_loop}
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  %t2 = "npu.dma_store"(%o, %z) {channel = 0 : i64} : (memref<64x128xf32, 1>, memref<64x128xf32>) -> !npu.token
+  %t3 = "npu.dma_store"(%r, %y) {channel = 1 : i64} : (memref<64x64xf32, 1>, memref<64x64xf32>) -> !npu.token
+  "npu.wait"(%t2, %t3) : (!npu.token, !npu.token) -> ()
+  "npu.dealloc"(%o) : (memref<64x128xf32, 1>) -> ()
+  "npu.dealloc"(%b) : (memref<64x64xf32, 1>) -> ()
+  "npu.dealloc"(%r) : (memref<64x64xf32, 1>) -> ()
+  return
+}
+
+// -----
+
+// The same tile loop after a matmul: both run on the matrix unit, nothing
+// would run beside the loop, and the barrier stays.
+
+// CHECK-LABEL: func.func @matmul$before_tile_loop
+// CHECK:         "npu.matmul"
+// CHECK-NEXT:    "npu.barrier"() {engines = "compute"}
+// CHECK:         scf.for
+func.func @matmul$before_tile_loop(%x: memref<64x64xf32>, %w: memref<64x128xf32>,
+                                   %y: memref<64x64xf32>, %z: memref<64x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %a = "npu.alloc"() : () -> memref<64x64xf32, 1>
+  %t0 = "npu.dma_load"(%x, %a) {channel = 0 : i64} : (memref<64x64xf32>, memref<64x64xf32, 1>) -> !npu.token
+  "npu.wait"(%t0) : (!npu.token) -> ()
+  %r = "npu.alloc"() : () -> memref<64x64xf32, 1>
+  "npu.matmul"(%a, %a, %r) {accumulate = false, activation = "none", dataflow = "ws"} : (memref<64x64xf32, 1>, memref<64x64xf32, 1>, memref<64x64xf32, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  "npu.dealloc"(%a) : (memref<64x64xf32, 1>) -> ()
+  %b = "npu.alloc"() : () -> memref<64x64xf32, 1>
+  %o = "npu.alloc"() : () -> memref<64x128xf32, 1>
+  scf.for %i = %c0 to %c2 step %c1 {
+    "npu.barrier"() {engines = "compute"} : () -> ()
+    %off = arith.muli %i, %c64 : index
+    %ws = memref.subview %w[0, %off] [64, 64] [1, 1] : memref<64x128xf32> to memref<64x64xf32, strided<[128, 1], offset: ?>>
+    %t = "npu.dma_load"(%ws, %b) {channel = 1 : i64} : (memref<64x64xf32, strided<[128, 1], offset: ?>>, memref<64x64xf32, 1>) -> !npu.token
+    "npu.wait"(%t) : (!npu.token) -> ()
+    %os = memref.subview %o[0, %off] [64, 64] [1, 1] : memref<64x128xf32, 1> to memref<64x64xf32, strided<[128, 1], offset: ?>, 1>
+    "npu.matmul"(%b, %b, %os) {accumulate = false, activation = "none", dataflow = "ws"} : (memref<64x64xf32, 1>, memref<64x64xf32, 1>, memref<64x64xf32, strided<[128, 1], offset: ?>, 1>) -> ()
+  } {npu.tile_loop}
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  %t2 = "npu.dma_store"(%o, %z) {channel = 0 : i64} : (memref<64x128xf32, 1>, memref<64x128xf32>) -> !npu.token
+  %t3 = "npu.dma_store"(%r, %y) {channel = 1 : i64} : (memref<64x64xf32, 1>, memref<64x64xf32>) -> !npu.token
+  "npu.wait"(%t2, %t3) : (!npu.token, !npu.token) -> ()
+  "npu.dealloc"(%o) : (memref<64x128xf32, 1>) -> ()
+  "npu.dealloc"(%b) : (memref<64x64xf32, 1>) -> ()
+  "npu.dealloc"(%r) : (memref<64x64xf32, 1>) -> ()
+  return
+}
+
+// -----
+
+// The tile loop loads into the relu's input tile (a buffer the relu reads
+// while it runs): the loop may not pass, and the barrier stays.
+
+// CHECK-LABEL: func.func @tile_loop_overwrites$stays
+// CHECK:         "npu.activation"
+// CHECK-NEXT:    "npu.barrier"() {engines = "compute"}
+// CHECK-NEXT:    "npu.alloc"
+// CHECK-NEXT:    scf.for
+func.func @tile_loop_overwrites$stays(%x: memref<64x64xf32>, %w: memref<64x128xf32>,
+                                      %y: memref<64x64xf32>, %z: memref<64x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %a = "npu.alloc"() : () -> memref<64x64xf32, 1>
+  %t0 = "npu.dma_load"(%x, %a) {channel = 0 : i64} : (memref<64x64xf32>, memref<64x64xf32, 1>) -> !npu.token
+  "npu.wait"(%t0) : (!npu.token) -> ()
+  %r = "npu.alloc"() : () -> memref<64x64xf32, 1>
+  "npu.activation"(%a, %r) {kind = "relu"} : (memref<64x64xf32, 1>, memref<64x64xf32, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  %o = "npu.alloc"() : () -> memref<64x128xf32, 1>
+  scf.for %i = %c0 to %c2 step %c1 {
+    "npu.barrier"() {engines = "compute"} : () -> ()
+    %off = arith.muli %i, %c64 : index
+    %ws = memref.subview %w[0, %off] [64, 64] [1, 1] : memref<64x128xf32> to memref<64x64xf32, strided<[128, 1], offset: ?>>
+    %t = "npu.dma_load"(%ws, %a) {channel = 1 : i64} : (memref<64x64xf32, strided<[128, 1], offset: ?>>, memref<64x64xf32, 1>) -> !npu.token
+    "npu.wait"(%t) : (!npu.token) -> ()
+    %os = memref.subview %o[0, %off] [64, 64] [1, 1] : memref<64x128xf32, 1> to memref<64x64xf32, strided<[128, 1], offset: ?>, 1>
+    "npu.matmul"(%a, %a, %os) {accumulate = false, activation = "none", dataflow = "ws"} : (memref<64x64xf32, 1>, memref<64x64xf32, 1>, memref<64x64xf32, strided<[128, 1], offset: ?>, 1>) -> ()
+  } {npu.tile_loop}
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  %t2 = "npu.dma_store"(%o, %z) {channel = 0 : i64} : (memref<64x128xf32, 1>, memref<64x128xf32>) -> !npu.token
+  %t3 = "npu.dma_store"(%r, %y) {channel = 1 : i64} : (memref<64x64xf32, 1>, memref<64x64xf32>) -> !npu.token
+  "npu.wait"(%t2, %t3) : (!npu.token, !npu.token) -> ()
+  "npu.dealloc"(%o) : (memref<64x128xf32, 1>) -> ()
+  "npu.dealloc"(%r) : (memref<64x64xf32, 1>) -> ()
+  "npu.dealloc"(%a) : (memref<64x64xf32, 1>) -> ()
+  return
+}
