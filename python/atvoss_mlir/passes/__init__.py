@@ -38,6 +38,7 @@ _REGISTRY = {
     "npu-select-conv-strategy": "npu_select_conv_strategy:NpuSelectConvStrategy",
     "npu-cascade-rows": "npu_cascade_rows:NpuCascadeRows",
     "npu-cascade-channels": "npu_cascade_channels:NpuCascadeChannels",
+    "npu-split-depthwise": "npu_split_depthwise:NpuSplitDepthwise",
     "npu-readonly-inputs": "npu_readonly_inputs:NpuReadonlyInputs",
     "npu-reuse-dead-inputs": "npu_reuse_dead_inputs:NpuReuseDeadInputs",
     "npu-keep-in-sram": "npu_keep_in_sram:NpuKeepInSram",

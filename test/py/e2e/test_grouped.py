@@ -12,7 +12,8 @@ import onnx
 import pytest
 from onnx import helper
 
-from e2e_testing import FP32, SMALL_SRAM_TARGET, compile_and_check
+import atvoss_mlir
+from e2e_testing import FP32, SMALL_SRAM_TARGET, compile_and_check, without_pass
 from onnx_testing import model, randn
 
 GROUPS = 3
@@ -222,3 +223,31 @@ def test_padded_grouped_conv_stays_in_nhwc(target):
                                     target, **FP32)
     if "NCHW" not in target:
         assert str(compiled.module).count('"npu.transpose"') == 2
+
+
+def split_depthwise(compiled) -> list:
+    return messages(compiled, "split into 3 slices of channels")
+
+
+@pytest.mark.parametrize("target", ["npu", "npu -pipeline-stages=1", "npu -layout-pref=auto",
+                                    "npu -vector-lanes=32", "npu -precision=fp16"])
+def test_depthwise_conv_runs_per_group_beside_the_grouped_conv(target, monkeypatch):
+    """The depthwise conv between the unit's grouped convs runs one slice of
+    channels per group of the second (npu-split-depthwise), the next slice on
+    the vector unit beside this group's conv on the matrix unit: it matches
+    onnxruntime and takes fewer cycles than the depthwise conv run whole."""
+    unit, feeds = shufflenet_unit(60, 28), {"x": randn(1, 60, 28, 28, seed=8)}
+    tolerance = dict(rtol=2e-2, atol=2e-2) if "fp16" in target else FP32
+    split, _ = compile_and_check(unit, feeds, target, **tolerance)
+    assert len(split_depthwise(split)) == 1, [r.message for r in split.remarks]
+    without_pass(monkeypatch, "npu-split-depthwise")
+    whole = atvoss_mlir.compile(unit, target)
+    whole.run(timing_only=True)
+    assert not split_depthwise(whole)
+    assert split.report["total_cycles"] < whole.report["total_cycles"]
+
+
+def test_depthwise_conv_stays_whole_below_fusion_2():
+    compiled, _ = compile_and_check(shufflenet_unit(60, 28), {"x": randn(1, 60, 28, 28, seed=8)},
+                                    "npu -fusion=1", **FP32)
+    assert not split_depthwise(compiled)
