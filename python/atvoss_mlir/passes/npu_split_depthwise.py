@@ -128,9 +128,11 @@ class NpuSplitDepthwise(ModulePass):
             return
         with module.context:
             for body in function_bodies(module):
-                for op in [op.operation for op in body.operations]:
-                    if op.name != DEPTHWISE or member_of(op) is None \
-                            or not _per_channel_init(op):
+                # Listed first: a split erases ops (slices, pads) after it.
+                depthwise = [op.operation for op in body.operations
+                             if op.operation.name == DEPTHWISE]
+                for op in depthwise:
+                    if member_of(op) is None or not _per_channel_init(op):
                         continue
                     pieces, reason = pieces_of(op)
                     if pieces is None:

@@ -105,16 +105,18 @@ def test_padded_conv_inputs_stay_in_sram_padded():
 
 
 def test_buffer_plan_gives_a_kept_tensors_space_to_smaller_ones_that_save_more(monkeypatch):
-    """ShuffleNet (bench/zoo.py, 64x64) at 124 KiB of SRAM: taken by its saving
+    """ShuffleNet (bench/zoo.py, 64x64) at 96 KiB of SRAM: taken by its saving
     alone, a large tensor would be kept where the smaller ones beside it save
     more together. The plan gives its space to them (the remark says so), the
-    program takes fewer cycles than the plan without that exchange, and it
-    matches onnxruntime. (At 128 KiB, since a concatenation's pieces are
-    computed in it, the exchanges the estimate takes there lose 0.3%: what
-    the passes after the plan make of it is not in the estimate.)"""
+    program takes fewer cycles than the plan without that exchange (126,196
+    against 127,987), and it matches onnxruntime. (At 128 KiB, since a
+    concatenation's pieces are computed in it, the exchanges the estimate
+    took there lost 0.3%: what the passes after the plan make of it is not in
+    the estimate. Since the depthwise convs run per group, the exchange no
+    longer arises at 124 KiB, where this test ran before.)"""
     from atvoss_mlir.passes.buffer_plan import Plan
     shufflenet = bench_module("zoo").shufflenet(image=64, classes=10)
-    target = "npu -max-sram-bytes=126976"
+    target = "npu -max-sram-bytes=98304"
     compiled, _ = compile_and_check(shufflenet, {"input": randn(1, 3, 64, 64, seed=5)}, target)
     exchanged = [remark.message for remark in compiled.remarks
                  if "not kept in SRAM: its space is worth more to the outputs of" in remark.message]
