@@ -172,11 +172,11 @@ class Plan:
 
     def kept_operand(self, operand):
         """The operand of a tensor kept in SRAM; a tensor kept padded is read
-        through no padding: its padded buffer is in SRAM."""
+        through no padding: its padded buffer is in SRAM. Its writer and its
+        other readers use the interior view of that buffer."""
         padded = root_buffer(operand.value) in self.padded
         if operand.pad_value is None or not padded:
-            return dataclasses.replace(operand, resident=True,
-                                       padded_interior=padded and operand.is_output)
+            return dataclasses.replace(operand, resident=True, padded_interior=padded)
         region = tuple(dataclasses.replace(part, pad_low=0) if isinstance(part, Window) else part
                        for part in operand.region)
         return dataclasses.replace(operand, resident=True, pad_value=None, region=region)

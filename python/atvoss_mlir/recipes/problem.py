@@ -93,8 +93,9 @@ class OperandTile:
     # that input itself, whose region is the window).
     shift: int | None = None
     window_owner: str | None = None
-    # A resident output the buffer plan keeps padded: its producer writes the
-    # padded buffer's interior (a view), whole.
+    # A resident operand the buffer plan keeps padded: its producer writes the
+    # padded buffer's interior (a view), whole; its readers but the padding
+    # one read that view.
     padded_interior: bool = False
 
     def __post_init__(self):
@@ -133,7 +134,10 @@ class OperandTile:
         return ir.MemRefType(self.value.type).element_type
 
     def identity_layout(self) -> bool:
-        return has_identity_layout(self.value)
+        """Whether the operand is a whole buffer: not a view into one, nor the
+        interior of a buffer kept padded (which the buffer plan prices before
+        that view exists)."""
+        return not self.padded_interior and has_identity_layout(self.value)
 
 
 @dataclass

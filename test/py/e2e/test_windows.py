@@ -128,6 +128,19 @@ def test_buffer_plan_gives_a_kept_tensors_space_to_smaller_ones_that_save_more(m
     assert compiled.report["total_cycles"] < greedy.report["total_cycles"]
 
 
+@pytest.mark.parametrize("kib", [164, 168])
+def test_buffer_plan_prices_reading_the_interior_of_a_tensor_kept_padded(kib):
+    """ShuffleNet 64x64 at 164 or 168 KiB: the max pool's result is kept padded
+    for the average pool of the shortcut, and the 1x1 conv beside it reads the
+    interior of that padded buffer, a view it cannot take as a matrix: it copies
+    it to a tile. The plan priced that read as one of a whole buffer, kept
+    tensors that left the conv too little SRAM, and the compile failed ('does
+    not fit in SRAM'). It compiles and matches onnxruntime."""
+    shufflenet = bench_module("zoo").shufflenet(image=64, classes=10)
+    compile_and_check(shufflenet, {"input": randn(1, 3, 64, 64, seed=5)},
+                      f"npu -max-sram-bytes={kib * 1024}")
+
+
 def depthwise_net(channels: int, size: int, stride: int) -> onnx.ModelProto:
     """A padded 3x3 depthwise conv (with a relu6) and a 1x1 conv reading it."""
     rng = np.random.default_rng(21)
