@@ -52,6 +52,7 @@ _REGISTRY = {
     "npu-share-concatenations": "npu_share_concatenations:NpuShareConcatenations",
     "npu-overlap-ops": "npu_overlap_ops:NpuOverlapOps",
     "npu-narrow-barriers": "npu_narrow_barriers:NpuNarrowBarriers",
+    "npu-interleave-loops": "npu_interleave_loops:NpuInterleaveLoops",
     "npu-allocate-sram": "npu_allocate_sram:NpuAllocateSram",
 }
 

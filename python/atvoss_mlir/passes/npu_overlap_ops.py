@@ -18,9 +18,9 @@ allocations, deallocations, views, waits, DMAs, compute ops and tile loops
 of the other unit stand between them, nothing since the last barrier kept
 ran on the fallback engine, and the next barrier waits for both compute
 units. A tile loop orders its own tiles with its barriers, which
-npu-narrow-barriers then lets wait for its unit alone. The compute units order the ops by
-the buffers they read and write (a scoreboard), so the second op starts when
-its inputs are made, on its own unit.
+npu-narrow-barriers then lets wait for its unit alone. The compute units
+order the ops by the buffers they read and write (a scoreboard), so the
+second op starts when its inputs are made, on its own unit.
 
 The tiles freed there then live until the next barrier kept. A barrier stays,
 with a remark, when those tiles and the ones allocated before that barrier
@@ -41,7 +41,8 @@ from . import ModulePass, PassContext, function_bodies, top_level
 from ..machine_model import type_bytes
 from ..recipes.problem import RESIDENT_ATTR, TILE_LOOP_ATTR
 from .npu_allocate_sram import first_unplaced, resident_offset
-from .npu_verify_common import COMPUTE_OPS, DMA_OPS, SCF_FOR_INIT_OPERANDS, VIEW_OPS, MATRIX_OPS, walk_ops
+from .npu_verify_common import (COMPUTE_OPS, DMA_OPS, MATRIX_OPS, SCF_FOR_INIT_OPERANDS, VIEW_OPS,
+                                walk_ops)
 from .npu_verify_tokens import root_buffer, yielded
 
 NOT_BESIDE = "the next op does not start beside this one: the tiles this op frees would " \
