@@ -157,6 +157,12 @@ def readers_of(value: ir.Value) -> set:
     return {use.owner.operation for use in value.uses}
 
 
+def read_only_by(value: ir.Value, reader) -> bool:
+    """Whether `reader` is the one use of `value`."""
+    uses = list(value.uses)
+    return len(uses) == 1 and uses[0].owner.operation == reader.operation
+
+
 def sole_reader(value: ir.Value):
     """The one op reading `value`, else None."""
     readers = readers_of(value)

@@ -42,7 +42,7 @@ from ..machine_model import gemm_cycles, vector_cycles
 from ..recipes.ir_queries import ACTIVATION_ATTR, ints
 from . import ModulePass, PassContext, erase_if_unused, function_bodies
 from .cascade_chains import (copy_at_shape, init_of, member_of, node_names, producer_of,
-                             slice_along, tensor_bytes)
+                             read_only_by, slice_along, tensor_bytes)
 from .cascade_estimate import MIN_GAIN, OP_START_SETUPS, STRIP_SHARE, weight_bytes, whole_cycles
 
 CONV = "linalg.conv_2d_nhwc_hwcf"
@@ -72,16 +72,11 @@ class Block:
         return shape_of(self.depthwise.results[0])[3]
 
 
-def _read_only_by(value: ir.Value, reader) -> bool:
-    uses = list(value.uses)
-    return len(uses) == 1 and uses[0].owner.operation == reader
-
-
-def _per_channel_init(op) -> bool:
+def per_channel_init(op) -> bool:
     """Whether `op` starts from an empty, a fill or a broadcast of a bias over
     its channels that only it reads (a group makes its own)."""
     init = producer_of(init_of(op))
-    if init is None or not _read_only_by(init.results[0], op):
+    if init is None or not read_only_by(init.results[0], op):
         return False
     if init.name in ("tensor.empty", "linalg.fill"):
         return True
@@ -92,21 +87,21 @@ def block_ending_at(project) -> Block | None:
     """The inverted bottleneck whose project conv is `project`, else None:
     each op reads the one before alone, on static NHWC tensors."""
     if project.name != CONV or ACTIVATION_ATTR in project.attributes \
-            or member_of(project) is None or not _per_channel_init(project):
+            or member_of(project) is None or not per_channel_init(project):
         return None
     depthwise = producer_of(project.operands[0])
     if depthwise is None or depthwise.name != DEPTHWISE \
-            or not _read_only_by(depthwise.results[0], project) \
-            or member_of(depthwise) is None or not _per_channel_init(depthwise):
+            or not read_only_by(depthwise.results[0], project) \
+            or member_of(depthwise) is None or not per_channel_init(depthwise):
         return None
     pad, expand = None, producer_of(depthwise.operands[0])
     if expand is not None and expand.name == "tensor.pad":
-        if not _read_only_by(expand.results[0], depthwise) or member_of(expand) is None:
+        if not read_only_by(expand.results[0], depthwise) or member_of(expand) is None:
             return None
         pad, expand = expand, producer_of(expand.operands[0])
     if expand is None or expand.name != CONV or member_of(expand) is None \
-            or not _read_only_by(expand.results[0], depthwise if pad is None else pad) \
-            or not _per_channel_init(expand):
+            or not read_only_by(expand.results[0], depthwise if pad is None else pad) \
+            or not per_channel_init(expand):
         return None
     return Block(expand, pad, depthwise, project)
 
@@ -211,7 +206,7 @@ def _with_channels(op, count: int) -> list:
     return shape_of(op.results[0])[:3] + [count]
 
 
-def _group_init(op, first: int, count: int, anchor) -> ir.Value:
+def group_init(op, first: int, count: int, anchor) -> ir.Value:
     """`op`'s initial value (an empty, a fill or a bias broadcast) for
     channels [first, first + count), made before `anchor`."""
     init = producer_of(init_of(op))
@@ -245,7 +240,7 @@ def cascade(plan: Plan) -> None:
     def expanded(first, count):
         with ir.InsertionPoint(anchor), expand.location:
             weights = slice_along(expand.operands[1], 3, first, first + count)
-            init = _group_init(expand, first, count, anchor)
+            init = group_init(expand, first, count, anchor)
             return copy_at_shape(expand, {1: weights, 2: init}, _with_channels(expand, count),
                                  anchor).results[0]
 
@@ -256,7 +251,7 @@ def cascade(plan: Plan) -> None:
                                       anchor).results[0]
             with depthwise.location:
                 weights = slice_along(depthwise.operands[1], 2, first, first + count)
-                init = _group_init(depthwise, first, count, anchor)
+                init = group_init(depthwise, first, count, anchor)
                 return copy_at_shape(depthwise, {0: value, 1: weights, 2: init},
                                      _with_channels(depthwise, count), anchor).results[0]
 

@@ -30,11 +30,11 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from . import ModulePass, PassContext, function_bodies
-from ..recipes.ir_queries import TILE_LOOP_ATTR
-from .npu_narrow_barriers import compute_uses, dma_accesses, unit_for, accesses_after
-from .npu_overlap_ops import compute_barrier, on_fallback, orders_compute, units_of
+from ..recipes.ir_queries import TILE_LOOP_ATTR, constant_value
+from .npu_narrow_barriers import accesses_after, compute_uses, dma_accesses, suffices
+from .npu_overlap_ops import compute_barrier, is_tile_loop, orders_compute, units_of
 from .npu_verify_common import DMA_OPS, VIEW_OPS, walk_ops
-from .npu_verify_tokens import running_after_unit_barrier, barrier_engines
+from .npu_verify_tokens import barrier_engines, running_after_unit_barrier
 
 # Ops that may stand between the two loops (they issue no compute and wait for
 # no unit): they go before the first loop, but waits on its last DMAs, which go
@@ -45,18 +45,8 @@ BETWEEN = frozenset({"npu.alloc", "npu.wait", "arith.constant",
 
 def trip_count(loop) -> int | None:
     """The constant trip count of an scf.for from 0 by 1, else None."""
-    def constant(value):
-        owner = value.owner if isinstance(value, ir.OpResult) else None
-        if owner is None or owner.name != "arith.constant":
-            return None
-        attr = owner.attributes["value"]
-        return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
-    lower, upper, step = (constant(v) for v in list(loop.operands)[:3])
-    return upper if lower == 0 and step == 1 and upper is not None and upper > 0 else None
-
-
-def is_tile_loop(op) -> bool:
-    return op.name == "scf.for" and TILE_LOOP_ATTR in op.attributes and not on_fallback(op)
+    lower, upper, step = (constant_value(v) for v in list(loop.operands)[:3])
+    return upper if (lower, step) == (0, 1) and isinstance(upper, int) and upper > 0 else None
 
 
 def _reads_results(op, loop) -> bool:
@@ -71,6 +61,7 @@ class Pair:
     first: ir.Operation
     between: list
     second: ir.Operation
+    at: int     # the second loop's position in the block
 
 
 def independent(first, second) -> bool:
@@ -87,62 +78,57 @@ def independent(first, second) -> bool:
                 or dma_a & computed_b or dma_b & computed_a)
 
 
-def pair_at(ops: list, index: int) -> tuple[Pair | None, str | None]:
-    """The loop ops[index] and the tile loop after it, when they qualify; else
-    None, and why not when they are loops of the two units with no barrier
-    between them (else None)."""
+def pair_at(ops: list, index: int) -> Pair | None:
+    """The tile loop ops[index] and the next, when one runs on each unit and
+    only BETWEEN ops stand between them; else None."""
     first = ops[index]
     if not is_tile_loop(first):
-        return None, None
-    between = []
-    for op in ops[index + 1:]:
-        if is_tile_loop(op):
-            second = op
+        return None
+    for at in range(index + 1, len(ops)):
+        if is_tile_loop(ops[at]):
             break
-        if op.name not in BETWEEN:
-            return None, None
-        between.append(op)
+        if ops[at].name not in BETWEEN:
+            return None
     else:
-        return None, None
+        return None
+    second = ops[at]
     units_a, units_b = units_of(first), units_of(second)
     if len(units_a) != 1 or len(units_b) != 1 or units_a == units_b:
-        return None, None
+        return None
+    return Pair(first, ops[index + 1:at], second, at)
+
+
+def why_apart(pair: Pair) -> str | None:
+    """Why the pair's loops may not run as one, else None."""
+    first, second = pair.first, pair.second
     if trip_count(first) is None or trip_count(second) is None:
-        return None, "a trip count is not constant"
+        return "a trip count is not constant"
     if not independent(first, second):
-        return None, "one loop's compute writes a buffer the other uses"
+        return "one loop's compute writes a buffer the other uses"
     # What reads the first loop's results may only wait for its last DMAs
     # (it goes after the new loop); the rest goes before it.
     if _reads_results(second, first) or any(
-            _reads_results(op, first) and op.name != "npu.wait"
-            for op in between):
-        return None, "it reads what the loop before yields"
-    return Pair(first, between, second), None
+            _reads_results(op, first) and op.name != "npu.wait" for op in pair.between):
+        return "it reads what the loop before yields"
+    return None
 
 
-def _narrowed(pair: Pair, running: dict, ops: list, index: int) -> bool:
+def _narrowed(pair: Pair, running: dict, ops: list) -> bool:
     """Set each loop's barriers to wait for its own unit, when the rule allows
-    it with the other loop's compute running beside them; else leave them."""
+    it with the other loop's compute running beside them (and the DMAs after
+    the second loop after its barriers); else leave them."""
     beside = {buffer: list(users) for buffer, users in running.items()}
     for loop in (pair.first, pair.second):
         for buffer, use in compute_uses(loop):
             beside.setdefault(buffer, []).append(use)
-    after = accesses_after(ops, ops.index(pair.second))
+    after = accesses_after(ops, pair.at)
     plan = []
     for loop in (pair.first, pair.second):
         unit = next(iter(units_of(loop)))
         barriers = [op for op in walk_ops(loop) if compute_barrier(op)]
         accesses = dma_accesses(loop) + (after if loop is pair.second else [])
-        if barriers and unit_for(beside, accesses) != unit:
-            # The rule over both loops at once is too coarse for the loads each
-            # loop orders after its own compute: check each loop's DMAs against
-            # what runs once its unit is done, its own earlier tiles aside.
-            left = running_after_unit_barrier(beside, unit)
-            own = {id(compute) for buffer, (compute, _) in compute_uses(loop)}
-            if any((writes or dma_writes) and id(user) not in own
-                   for buffer, dma_writes in accesses
-                   for user, writes in left.get(buffer, [])):
-                return False
+        if barriers and not suffices(unit, beside, accesses):
+            return False
         plan.append((barriers, unit))
     for barriers, unit in plan:
         for barrier in barriers:
@@ -236,22 +222,21 @@ class NpuInterleaveLoops(ModulePass):
                     if index >= len(ops):
                         break
                     op = ops[index]
-                    pair, why_not = pair_at(ops, index)
-                    if pair is not None and not _narrowed(pair, running, ops, index):
-                        pair, why_not = None, "a DMA of one loop needs the other's " \
-                            "compute done"
+                    pair = pair_at(ops, index)
                     if pair is not None:
+                        why_not = why_apart(pair) or (
+                            None if _narrowed(pair, running, ops)
+                            else "a DMA of one loop needs the other's compute done")
                         location = pair.second.location
-                        interleave(pair)
+                        if why_not is None:
+                            interleave(pair)
+                            context.diagnostics.remark(
+                                location, "runs beside the tile loop before it on the other "
+                                          "unit: one loop, a tile of each per iteration")
+                            continue
                         context.diagnostics.remark(
-                            location, "runs beside the tile loop before it on the other "
-                                      "unit: one loop, a tile of each per iteration")
-                        continue
-                    if why_not is not None:
-                        second = next(o for o in ops[index + 1:] if is_tile_loop(o))
-                        context.diagnostics.remark(
-                            second.location, f"runs after the tile loop before it on the "
-                                             f"other unit, not beside it: {why_not}")
+                            location, f"runs after the tile loop before it on the other "
+                                      f"unit, not beside it: {why_not}")
                     if op.name == "npu.barrier":
                         running = {} if orders_compute(op) else \
                             running_after_unit_barrier(running, barrier_engines(op))

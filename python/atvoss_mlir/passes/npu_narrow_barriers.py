@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from mlir import ir
 
 from . import ModulePass, PassContext, function_bodies
-from ..recipes.ir_queries import TILE_LOOP_ATTR
-from .npu_overlap_ops import compute_barrier, on_fallback, orders_compute, roots, units_of
+from .npu_overlap_ops import (compute_barrier, is_tile_loop, on_fallback, orders_compute, roots,
+                              units_of)
 from .npu_verify_common import COMPUTE_OPS, DMA_OPS, walk_ops
 from .npu_verify_tokens import barrier_engines, memory_accesses, running_after_unit_barrier
 from .npu_verify_rules import dma_sram_operand
@@ -74,7 +74,7 @@ def narrow_in(block: ir.Block) -> None:
     running: dict = {}   # buffer -> [(compute op, writes)] since the last barrier
     for index, op in enumerate(ops):
         if op.name != "npu.barrier":
-            if TILE_LOOP_ATTR in op.attributes:
+            if is_tile_loop(op):
                 narrow_in_loop(op, running, ops, index)
             for buffer, use in compute_uses(op):
                 running.setdefault(buffer, []).append(use)
@@ -124,15 +124,19 @@ def narrowed_unit(running: dict, ops: list, index: int) -> str | None:
     return unit_for(running, accesses_after(ops, index))
 
 
+def suffices(unit: str, running: dict, accesses: list) -> bool:
+    """Whether a barrier before `accesses` may wait for `unit`'s compute
+    alone, given what runs: none of them touches a buffer what still runs
+    after it uses (one of the two writing)."""
+    left = running_after_unit_barrier(running, unit)
+    return not any(writes or dma_writes for buffer, dma_writes in accesses
+                   for user, writes in left.get(buffer, []))
+
+
 def unit_for(running: dict, accesses: list) -> str | None:
     """The one unit whose compute a barrier before `accesses` may wait for
     alone, given what runs (None: both)."""
-    fits = []
-    for unit in ("vector", "matrix"):
-        left = running_after_unit_barrier(running, unit)
-        if not any(writes or dma_writes for buffer, dma_writes in accesses
-                   for user, writes in left.get(buffer, [])):
-            fits.append(unit)
+    fits = [unit for unit in ("vector", "matrix") if suffices(unit, running, accesses)]
     # Both: nothing after it needs the compute done (npu-overlap-ops kept it
     # for the SRAM); it stays.
     return fits[0] if len(fits) == 1 else None

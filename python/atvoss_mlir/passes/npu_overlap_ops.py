@@ -142,6 +142,12 @@ def nested_compute_buffers(op) -> set:
     return found
 
 
+def is_tile_loop(op) -> bool:
+    """Whether `op` is a tile loop (the outermost loop of an op's tiles) whose
+    ops all run on the NPU's units."""
+    return op.name == "scf.for" and TILE_LOOP_ATTR in op.attributes and not on_fallback(op)
+
+
 def units_of(op) -> set:
     """The compute units `op` (or the ops nested in it) runs on."""
     return {"matrix" if compute.name in MATRIX_OPS else "vector"
@@ -159,8 +165,7 @@ def passable(op, touched: set, ran: set) -> bool:
         return not buffers(op) & touched
     if op.name in PASSABLE:
         return True
-    return op.name == "scf.for" and TILE_LOOP_ATTR in op.attributes and not on_fallback(op) \
-        and bool(ran - units_of(op)) \
+    return is_tile_loop(op) and bool(ran - units_of(op)) \
         and not any(buffers(dma) & touched for dma in walk_ops(op) if dma.name in DMA_OPS)
 
 

@@ -33,19 +33,13 @@ from mlir.dialects import tensor
 from ..frontend.builders import constant_tensor
 from ..recipes.problem import ints
 from . import ModulePass, PassContext, erase_if_unused, ops_where, tensor_bytes
-from .cascade_chains import constant_padding
+from .cascade_chains import constant_padding, read_only_by
 from .npu_convert_layout import transposed
 from .npu_pool_before_conv import channel_bias, constant_array
 from ..frontend.builders import reassociation_attr
 from .layout_moves import reassociation, static_shaped
 
 SPLIT_CHANNELS = [[0], [1], [2], [3, 4]]
-
-
-def _read_only_by(value: ir.Value, op) -> bool:
-    """Whether `op` is the one reader of `value`."""
-    uses = list(value.uses)
-    return len(uses) == 1 and uses[0].owner == op
 
 
 def _owner(value: ir.Value, name: str):
@@ -82,19 +76,19 @@ def shuffle_read_by(conv) -> Shuffle | None:
     if padded is not None:
         low, high = ints(padded.attributes["static_low"], []), \
             ints(padded.attributes["static_high"], [])
-        if len(padded.operands) != 1 or low[3] or high[3] or not _read_only_by(value, conv):
+        if len(padded.operands) != 1 or low[3] or high[3] or not read_only_by(value, conv):
             return None
         pad, value = padded, padded.operands[0]
     collapse = _owner(value, "tensor.collapse_shape")
-    if collapse is None or not _read_only_by(value, pad or conv) \
+    if collapse is None or not read_only_by(value, pad or conv) \
             or reassociation(collapse) != SPLIT_CHANNELS:
         return None
     shuffle = _owner(collapse.operands[0], "linalg.transpose")
-    if shuffle is None or not _read_only_by(shuffle.results[0], collapse) \
+    if shuffle is None or not read_only_by(shuffle.results[0], collapse) \
             or ints(shuffle.attributes["permutation"], []) != [0, 1, 2, 4, 3]:
         return None
     expand = _owner(shuffle.operands[0], "tensor.expand_shape")
-    if expand is None or not _read_only_by(expand.results[0], shuffle) \
+    if expand is None or not read_only_by(expand.results[0], shuffle) \
             or reassociation(expand) != SPLIT_CHANNELS \
             or not static_shaped(expand.operands[0], conv.results[0]):
         return None
@@ -112,7 +106,7 @@ def permuted_constants(conv, source_channel: np.ndarray):
     broadcast = _owner(init, "linalg.broadcast")
     if broadcast is not None:
         bias = channel_bias(broadcast)
-        if bias is None or not _read_only_by(init, conv):
+        if bias is None or not read_only_by(init, conv):
             return "its bias is no float constant per channel it can permute"
         return weights[..., inverse], (broadcast, bias[inverse])
     if _owner(init, "linalg.fill") is None and _owner(init, "tensor.empty") is None:

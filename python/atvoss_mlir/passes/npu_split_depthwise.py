@@ -25,8 +25,9 @@ from ..diagnostics import name_of
 from ..frontend.builders import shape_of
 from ..recipes.ir_queries import ints
 from . import ModulePass, PassContext, erase_if_unused, function_bodies, top_level
-from .cascade_chains import copy_at_shape, init_of, member_of, producer_of, slice_along
-from .npu_cascade_channels import DEPTHWISE, _group_init, _per_channel_init, _read_only_by
+from .cascade_chains import (copy_at_shape, init_of, member_of, producer_of, read_only_by,
+                             slice_along)
+from .npu_cascade_channels import DEPTHWISE, group_init, per_channel_init
 
 
 @dataclass
@@ -87,7 +88,7 @@ def split(depthwise, pieces: list[Piece], body: ir.Block) -> None:
     piece 0 before that too."""
     pad = producer_of(depthwise.operands[0])
     if pad is not None and (pad.name != "tensor.pad" or
-                            not _read_only_by(pad.results[0], depthwise)):
+                            not read_only_by(pad.results[0], depthwise)):
         pad = None
     source = pad.operands[0] if pad is not None else depthwise.operands[0]
     order = {op.operation: index for index, op in enumerate(body.operations)}
@@ -103,7 +104,7 @@ def split(depthwise, pieces: list[Piece], body: ir.Block) -> None:
                 value = copy_at_shape(pad, {0: value}, shape_of(pad.results[0])[:3] + [count],
                                       anchor).results[0]
             weights = slice_along(depthwise.operands[1], 2, first, first + count)
-            init = _group_init(depthwise, first, count, anchor)
+            init = group_init(depthwise, first, count, anchor)
             result = copy_at_shape(depthwise, {0: value, 1: weights, 2: init},
                                    shape_of(depthwise.results[0])[:3] + [count],
                                    anchor).results[0]
@@ -132,7 +133,7 @@ class NpuSplitDepthwise(ModulePass):
                 depthwise = [op.operation for op in body.operations
                              if op.operation.name == DEPTHWISE]
                 for op in depthwise:
-                    if member_of(op) is None or not _per_channel_init(op):
+                    if member_of(op) is None or not per_channel_init(op):
                         continue
                     pieces, reason = pieces_of(op)
                     if pieces is None:
