@@ -217,10 +217,8 @@ class NpuInterleaveLoops(ModulePass):
             for block in function_bodies(module):
                 index = 0
                 running: dict = {}
-                while True:
-                    ops = [op.operation for op in block.operations]
-                    if index >= len(ops):
-                        break
+                ops = [op.operation for op in block.operations]
+                while index < len(ops):
                     op = ops[index]
                     pair = pair_at(ops, index)
                     if pair is not None:
@@ -233,6 +231,9 @@ class NpuInterleaveLoops(ModulePass):
                             context.diagnostics.remark(
                                 location, "runs beside the tile loop before it on the other "
                                           "unit: one loop, a tile of each per iteration")
+                            # The block changed (listed once per change: a
+                            # large block's listing is what takes the time).
+                            ops = [op.operation for op in block.operations]
                             continue
                         context.diagnostics.remark(
                             location, f"runs after the tile loop before it on the other "
