@@ -54,7 +54,11 @@ def keep(plan: Plan, candidate: Candidate) -> None:
     with last.location, ir.InsertionPoint.after(last):
         npu.DeallocOp(new)
     producer = plan.ops[candidate.readers[0]]
-    readers = ", ".join(name_of(plan.ops[i]) for i in candidate.readers[1:])
+    # A node lowered to several ops (a grouped conv's groups) is named once,
+    # and the producer's own node only when nothing else reads the tensor.
+    names = list(dict.fromkeys(name_of(plan.ops[i]) for i in candidate.readers[1:]))
+    others = [name for name in names if name != name_of(producer)]
+    readers = ", ".join(others or names)
     plan.context.diagnostics.remark(
         producer.location, f"kept '{producer.name}' output in SRAM for {readers} "
         f"({candidate.size} B at offset {candidate.offset}; saves {candidate.saving} "

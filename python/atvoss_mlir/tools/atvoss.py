@@ -202,8 +202,11 @@ def _compile(args, progress: Progress):
 
 
 def explain(remarks, source_name: str) -> str:
-    """The remarks grouped by the model node they concern (in the order nodes
-    first appear), each under its node's name and position."""
+    """The remarks grouped by the model node they concern, each under its
+    node's name and position: the remarks of no node first, then the nodes in
+    the model's order (those without a position where they first appear,
+    after the others), a message said of several of a node's ops (a grouped
+    conv's groups) once, with their count."""
     groups: dict = {}
     for remark in remarks:
         # -precision=mixed rewrites the model before import: its remarks name
@@ -212,13 +215,18 @@ def explain(remarks, source_name: str) -> str:
         position = remark.resolved_position(source_name)
         key = node or "(no model node)"
         if key not in groups:
-            groups[key] = (position, [])
-        groups[key][1].append(remark.message)
+            groups[key] = (position, {})
+        messages = groups[key][1]
+        messages[remark.message] = messages.get(remark.message, 0) + 1
+    in_model_order = sorted(groups.items(), key=lambda item: (
+        item[0] != "(no model node)", item[1][0] is None,
+        item[1][0].line if item[1][0] else 0))
     lines = []
-    for node, (position, messages) in groups.items():
+    for node, (position, messages) in in_model_order:
         where = f" ({position})" if position else ""
         lines.append(f"{node if node.startswith('(') else repr(node)}{where}")
-        lines += [f"  {message}" for message in messages]
+        lines += [f"  {message}" + (f" ({count} ops)" if count > 1 else "")
+                  for message, count in messages.items()]
     return "\n".join(lines)
 
 

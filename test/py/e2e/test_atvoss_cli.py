@@ -115,6 +115,32 @@ def test_explain_groups_the_decisions_by_node(tmp_path):
     assert sum(line == "'block1.add' (examples/small_cnn.onnx:10:1)" for line in lines) == 1
 
 
+
+def test_explain_lists_the_nodes_in_model_order_and_each_message_once(tmp_path):
+    # A grouped conv is one linalg conv per group: a decision said of each
+    # group is printed once, with the count of ops it was said of.
+    rng = np.random.default_rng(3)
+    grouped = model(
+        [helper.make_node("Conv", ["x", "w1"], ["g"], name="grouped", group=4),
+         helper.make_node("Relu", ["g"], ["r"], name="act"),
+         helper.make_node("Conv", ["r", "w2"], ["y"], name="mix")],
+        {"x": [1, 32, 8, 8]}, {"y": [1, 16, 8, 8]},
+        {"w1": rng.standard_normal((32, 8, 1, 1)).astype(np.float32),
+         "w2": rng.standard_normal((16, 32, 1, 1)).astype(np.float32)})
+    path = str(tmp_path / "grouped.onnx")
+    onnx.save(grouped, path)
+    result = atvoss("compile", path, "--explain", "-o", str(tmp_path / "out.mlir"))
+    assert result.returncode == 0, result.stderr
+    headers = [(match.group(1), int(match.group(2))) for match in re.finditer(
+        r"^'([^']+)' \(.*:(\d+):1\)$", result.stderr, re.MULTILINE)]
+    assert [line for _, line in headers] == sorted(line for _, line in headers), headers
+    assert [name for name, _ in headers][:1] == ["grouped"], headers
+    lines = result.stderr.splitlines()
+    block = lines[lines.index(f"'grouped' ({path}:1:1)") + 1:]
+    block = block[:next(i for i, line in enumerate(block) if not line.startswith("  "))]
+    assert "  'linalg.conv_2d_nhwc_hwcf': relu folded into its epilogue (4 ops)" in block, block
+    assert len(block) == len(set(block)), block
+
 # -- --check and the report ------------------------------------------------------------------
 
 def test_run_check_on_the_bundled_example(tmp_path):
