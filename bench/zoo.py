@@ -202,16 +202,23 @@ def mobilenetv2(image: int = 224, classes: int = 1000, batch: int = 1, opset: in
     return g.model("mobilenetv2", g.classifier(x, 1280, classes), batch, image, classes, opset)
 
 
+# ShuffleNet v1 1x: the output channels of the three stages for each number of groups.
+SHUFFLENET_WIDTHS = {1: (144, 288, 576), 2: (200, 400, 800), 3: (240, 480, 960),
+                     4: (272, 544, 1088), 8: (384, 768, 1536)}
+
+
 def shufflenet(groups: int = 3, image: int = 224, classes: int = 1000, batch: int = 1,
                opset: int = OPSET, seed: int = 0) -> onnx.ModelProto:
-    """ShuffleNet v1 (g=3): grouped 1x1 convs, channel shuffle as
+    """ShuffleNet v1 1x (g=3 by default): grouped 1x1 convs, channel shuffle as
     Reshape-Transpose-Reshape, 3x3 depthwise; stride-2 units concatenate an
-    average-pooled shortcut."""
+    average-pooled shortcut. The stages' widths are the paper's for `groups`
+    (1, 2, 3, 4 or 8)."""
+    widths = SHUFFLENET_WIDTHS[groups]
     g = Graph(seed)
     x = g.conv_bn("conv1", "input", 3, 24, 3, 2)
     x = g.node("MaxPool", [x], "pool1", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
     channels, size = 24, image // 4
-    for stage, (out, repeats) in enumerate([(240, 4), (480, 8), (960, 4)]):
+    for stage, (out, repeats) in enumerate(zip(widths, (4, 8, 4))):
         for repeat in range(repeats):
             name, stride = f"stage{stage}.{repeat}", 2 if repeat == 0 else 1
             branch_out = out - channels if stride == 2 else out
