@@ -42,6 +42,45 @@ func.func @relu$beside_matmul(%x: memref<128x128xf32>, %w: memref<128x128xf32>,
 
 // -----
 
+// The DRAM buffer the matmul's result is stored to is allocated between the
+// two barriers: a DRAM allocation runs on no engine, the first barrier goes
+// as without it.
+
+// CHECK-LABEL: func.func @dram_buffer_between$beside_matmul
+// CHECK:         "npu.activation"
+// CHECK-NOT:     "npu.barrier"
+// CHECK:         memref.alloc() : memref<128x128xf32>
+// CHECK-NOT:     "npu.barrier"
+// CHECK:         "npu.matmul"
+// CHECK-NEXT:    "npu.barrier"() {engines = "compute"}
+// CHECK-NEXT:    "npu.dealloc"
+func.func @dram_buffer_between$beside_matmul(%x: memref<128x128xf32>, %w: memref<128x128xf32>,
+                                            %y: memref<128x128xf32>) -> memref<128x128xf32> {
+  %a = "npu.alloc"() : () -> memref<128x128xf32, 1>
+  %t0 = "npu.dma_load"(%x, %a) {channel = 0 : i64} : (memref<128x128xf32>, memref<128x128xf32, 1>) -> !npu.token
+  "npu.wait"(%t0) : (!npu.token) -> ()
+  %r = "npu.alloc"() : () -> memref<128x128xf32, 1>
+  "npu.activation"(%a, %r) {kind = "relu"} : (memref<128x128xf32, 1>, memref<128x128xf32, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  "npu.dealloc"(%a) : (memref<128x128xf32, 1>) -> ()
+  %z = memref.alloc() : memref<128x128xf32>
+  %b = "npu.alloc"() : () -> memref<128x128xf32, 1>
+  %t1 = "npu.dma_load"(%w, %b) {channel = 1 : i64} : (memref<128x128xf32>, memref<128x128xf32, 1>) -> !npu.token
+  "npu.wait"(%t1) : (!npu.token) -> ()
+  %o = "npu.alloc"() : () -> memref<128x128xf32, 1>
+  "npu.matmul"(%b, %b, %o) {accumulate = false, activation = "none", dataflow = "ws"} : (memref<128x128xf32, 1>, memref<128x128xf32, 1>, memref<128x128xf32, 1>) -> ()
+  "npu.barrier"() {engines = "compute"} : () -> ()
+  %t2 = "npu.dma_store"(%o, %z) {channel = 0 : i64} : (memref<128x128xf32, 1>, memref<128x128xf32>) -> !npu.token
+  %t3 = "npu.dma_store"(%r, %y) {channel = 1 : i64} : (memref<128x128xf32, 1>, memref<128x128xf32>) -> !npu.token
+  "npu.wait"(%t2, %t3) : (!npu.token, !npu.token) -> ()
+  "npu.dealloc"(%o) : (memref<128x128xf32, 1>) -> ()
+  "npu.dealloc"(%b) : (memref<128x128xf32, 1>) -> ()
+  "npu.dealloc"(%r) : (memref<128x128xf32, 1>) -> ()
+  return %z : memref<128x128xf32>
+}
+
+// -----
+
 // The store after the barrier reads what the relu writes: the barrier stays
 // (without it the DMA would read the tile while the relu still writes it).
 
