@@ -286,14 +286,16 @@ def _resident_floor(ops: list, index: int, allocator: FirstFit) -> int:
 
 
 def _written_by_dma(buffer: ir.Value) -> bool:
-    """Whether an npu.dma_load writes the buffer (or a view of it)."""
+    """Whether an npu.dma_load writes the buffer (or a view of it, or the
+    select that picks it among a multi-buffered tile's buffers: a tile loop
+    loads its next tile into the one it picks)."""
     pending = [buffer]
     while pending:
         for use in pending.pop().uses:
             user = use.owner
             if user.name == "npu.dma_load" and use.operand_number == 1:
                 return True
-            if user.name in VIEW_OPS:
+            if user.name in VIEW_OPS or user.name == "arith.select":
                 pending.extend(user.results)
     return False
 

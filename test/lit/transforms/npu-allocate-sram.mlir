@@ -80,6 +80,32 @@ func.func @alloc$dma_after_compute(%x: memref<16xf32>) {
 
 // -----
 
+// A tile's two buffers, the second written by a DMA only through the select
+// that picks the buffer of the next tile: it is written by a DMA too, and does
+// not take the space of %a, which the fill may still write.
+
+// CHECK-LABEL: func.func @alloc$dma_through_select
+// CHECK:         "npu.alloc"() {offset = 0 : i64} : () -> memref<16xf32, 1>
+// CHECK:         "npu.dealloc"
+// CHECK-NEXT:    "npu.alloc"() {offset = 64 : i64} : () -> memref<16xf32, 1>
+// CHECK-NEXT:    "npu.alloc"() {offset = 128 : i64} : () -> memref<16xf32, 1>
+func.func @alloc$dma_through_select(%x: memref<16xf32>, %second: i1) {
+  %a = "npu.alloc"() : () -> memref<16xf32, 1>
+  "npu.fill"(%a) {value = 1.0 : f64} : (memref<16xf32, 1>) -> ()
+  "npu.dealloc"(%a) : (memref<16xf32, 1>) -> ()
+  %b0 = "npu.alloc"() : () -> memref<16xf32, 1>
+  %b1 = "npu.alloc"() : () -> memref<16xf32, 1>
+  %t0 = "npu.dma_load"(%x, %b0) {channel = 0 : i64} : (memref<16xf32>, memref<16xf32, 1>) -> !npu.token
+  %next = arith.select %second, %b1, %b0 : memref<16xf32, 1>
+  %t1 = "npu.dma_load"(%x, %next) {channel = 1 : i64} : (memref<16xf32>, memref<16xf32, 1>) -> !npu.token
+  "npu.wait"(%t0, %t1) : (!npu.token, !npu.token) -> ()
+  "npu.dealloc"(%b0) : (memref<16xf32, 1>) -> ()
+  "npu.dealloc"(%b1) : (memref<16xf32, 1>) -> ()
+  return
+}
+
+// -----
+
 // The only space clear of the freed buffer is where npu-keep-in-sram keeps a
 // tensor (offset 64, allocated while %w lives): a barrier goes before %w's
 // alloc, which then takes the freed space. Only a fill used that space: the
