@@ -16,8 +16,8 @@ rule; buffers are followed through views, the selects that pick a
 multi-buffered tile, and scf.if / scf.for results and iter_args), only
 allocations (of SRAM tiles, or of the DRAM buffers later ops write: those
 run on no engine), deallocations, views, waits, DMAs, compute ops and tile
-loops of the other unit stand between them, nothing since the last barrier kept
-ran on the fallback engine, and the next barrier waits for both compute
+loops of the other unit stand between them, nothing since the last barrier
+kept ran on the fallback engine, and the next barrier waits for both compute
 units. A tile loop orders its own tiles with its barriers, which
 npu-narrow-barriers then lets wait for its unit alone. The compute units
 order the ops by the buffers they read and write (a scoreboard), so the
@@ -52,8 +52,9 @@ NOT_BESIDE = "the next op does not start beside this one: the tiles this op free
 NOT_RUN = ("arith.", "index.", "affine.", "scf.", "func.", "memref.alloc", "memref.dealloc",
            "memref.get_global") + tuple(VIEW_OPS)
 # Ops that may stand between two barriers for the first one to go.
-PASSABLE = frozenset({"npu.alloc", "npu.dealloc", "npu.wait", "memref.get_global", "memref.alloc",
-                      "arith.constant", "index.constant"}) | DMA_OPS | COMPUTE_OPS | VIEW_OPS
+PASSABLE = frozenset({"npu.alloc", "npu.dealloc", "npu.wait", "memref.get_global",
+                      "memref.alloc", "arith.constant", "index.constant"}) \
+    | DMA_OPS | COMPUTE_OPS | VIEW_OPS
 
 
 def compute_barrier(op) -> bool:

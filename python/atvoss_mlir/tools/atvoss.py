@@ -205,8 +205,8 @@ def explain(remarks, source_name: str) -> str:
     """The remarks grouped by the model node they concern, each under its
     node's name and position: the remarks of no node first, then the nodes in
     the model's order (those without a position where they first appear,
-    after the others), a message said of several of a node's ops (a grouped
-    conv's groups) once, with their count."""
+    after the others), a message said several times (of each of a grouped
+    conv's groups) once, with its count."""
     groups: dict = {}
     for remark in remarks:
         # -precision=mixed rewrites the model before import: its remarks name
@@ -225,7 +225,7 @@ def explain(remarks, source_name: str) -> str:
     for node, (position, messages) in in_model_order:
         where = f" ({position})" if position else ""
         lines.append(f"{node if node.startswith('(') else repr(node)}{where}")
-        lines += [f"  {message}" + (f" ({count} ops)" if count > 1 else "")
+        lines += [f"  {message}" + (f" ({count} times)" if count > 1 else "")
                   for message, count in messages.items()]
     return "\n".join(lines)
 

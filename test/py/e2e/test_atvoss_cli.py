@@ -118,7 +118,7 @@ def test_explain_groups_the_decisions_by_node(tmp_path):
 
 def test_explain_lists_the_nodes_in_model_order_and_each_message_once(tmp_path):
     # A grouped conv is one linalg conv per group: a decision said of each
-    # group is printed once, with the count of ops it was said of.
+    # group is printed once, with the number of times it was said.
     rng = np.random.default_rng(3)
     grouped = model(
         [helper.make_node("Conv", ["x", "w1"], ["g"], name="grouped", group=4),
@@ -138,7 +138,7 @@ def test_explain_lists_the_nodes_in_model_order_and_each_message_once(tmp_path):
     lines = result.stderr.splitlines()
     block = lines[lines.index(f"'grouped' ({path}:1:1)") + 1:]
     block = block[:next(i for i, line in enumerate(block) if not line.startswith("  "))]
-    assert "  'linalg.conv_2d_nhwc_hwcf': relu folded into its epilogue (4 ops)" in block, block
+    assert "  'linalg.conv_2d_nhwc_hwcf': relu folded into its epilogue (4 times)" in block, block
     assert len(block) == len(set(block)), block
 
 # -- --check and the report ------------------------------------------------------------------
