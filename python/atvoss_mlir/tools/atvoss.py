@@ -203,10 +203,10 @@ def _compile(args, progress: Progress):
 
 def explain(remarks, source_name: str) -> str:
     """The remarks grouped by the model node they concern, each under its
-    node's name and position: the remarks of no node first, then the nodes in
-    the model's order (those without a position where they first appear,
-    after the others), a message said several times (of each of a grouped
-    conv's groups) once, with its count."""
+    node's name and position: the nodes in the model's order (those without a
+    position where they first appear, after the others), then the remarks of
+    no node (a summary closes the list); a message said several times (of
+    each of a grouped conv's groups) once, with its count."""
     groups: dict = {}
     for remark in remarks:
         # -precision=mixed rewrites the model before import: its remarks name
@@ -219,7 +219,7 @@ def explain(remarks, source_name: str) -> str:
         messages = groups[key][1]
         messages[remark.message] = messages.get(remark.message, 0) + 1
     in_model_order = sorted(groups.items(), key=lambda item: (
-        item[0] != "(no model node)", item[1][0] is None,
+        item[0] == "(no model node)", item[1][0] is None,
         item[1][0].line if item[1][0] else 0))
     lines = []
     for node, (position, messages) in in_model_order:
