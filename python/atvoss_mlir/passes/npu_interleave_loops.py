@@ -31,10 +31,10 @@ from mlir.dialects import arith, scf
 
 from . import ModulePass, PassContext, function_bodies
 from ..recipes.ir_queries import TILE_LOOP_ATTR, constant_value
-from .npu_narrow_barriers import accesses_after, compute_uses, dma_accesses, suffices
-from .npu_overlap_ops import compute_barrier, is_tile_loop, orders_compute, units_of
-from .npu_verify_common import DMA_OPS, VIEW_OPS, walk_ops
-from .npu_verify_tokens import barrier_engines, running_after_unit_barrier
+from .npu_narrow_barriers import (accesses_after, compute_uses, dma_accesses, issued, suffices,
+                                  with_compute_of)
+from .npu_overlap_ops import compute_barrier, is_tile_loop, units_of
+from .npu_verify_common import DMA_OPS, SCF_FOR_INIT_OPERANDS, VIEW_OPS, walk_ops
 
 # Ops that may stand between the two loops (they issue no compute and wait for
 # no unit): they go before the first loop, but waits on its last DMAs, which go
@@ -45,7 +45,7 @@ BETWEEN = frozenset({"npu.alloc", "npu.wait", "arith.constant",
 
 def trip_count(loop) -> int | None:
     """The constant trip count of an scf.for from 0 by 1, else None."""
-    lower, upper, step = (constant_value(v) for v in list(loop.operands)[:3])
+    lower, upper, step = (constant_value(v) for v in list(loop.operands)[:SCF_FOR_INIT_OPERANDS])
     return upper if (lower, step) == (0, 1) and isinstance(upper, int) and upper > 0 else None
 
 
@@ -117,17 +117,14 @@ def _narrowed(pair: Pair, running: dict, ops: list) -> bool:
     """Set each loop's barriers to wait for its own unit, when the rule allows
     it with the other loop's compute running beside them (and the DMAs after
     the second loop after its barriers); else leave them."""
-    beside = {buffer: list(users) for buffer, users in running.items()}
-    for loop in (pair.first, pair.second):
-        for buffer, use in compute_uses(loop):
-            beside.setdefault(buffer, []).append(use)
+    both = with_compute_of(running, (pair.first, pair.second))
     after = accesses_after(ops, pair.at)
     plan = []
     for loop in (pair.first, pair.second):
         unit = next(iter(units_of(loop)))
         barriers = [op for op in walk_ops(loop) if compute_barrier(op)]
         accesses = dma_accesses(loop) + (after if loop is pair.second else [])
-        if barriers and not suffices(unit, beside, accesses):
+        if barriers and not suffices(unit, both, accesses):
             return False
         plan.append((barriers, unit))
     for barriers, unit in plan:
@@ -161,7 +158,7 @@ def interleave(pair: Pair) -> ir.Operation:
         if op not in after:
             op.move_before(first)
     counts = (trip_count(first), trip_count(second))
-    inits = [list(loop.operands)[3:] for loop in (first, second)]
+    inits = [list(loop.operands)[SCF_FOR_INIT_OPERANDS:] for loop in (first, second)]
     with first.location, ir.InsertionPoint(first):
         index = ir.IndexType.get()
         lower = arith.ConstantOp(index, 0).result
@@ -238,10 +235,5 @@ class NpuInterleaveLoops(ModulePass):
                         context.diagnostics.remark(
                             location, f"runs after the tile loop before it on the other "
                                       f"unit, not beside it: {why_not}")
-                    if op.name == "npu.barrier":
-                        running = {} if orders_compute(op) else \
-                            running_after_unit_barrier(running, barrier_engines(op))
-                    else:
-                        for buffer, use in compute_uses(op):
-                            running.setdefault(buffer, []).append(use)
+                    running = issued(running, op)
                     index += 1

@@ -73,20 +73,35 @@ def narrow_in(block: ir.Block) -> None:
         return   # buffers the fallback engine uses are not followed
     running: dict = {}   # buffer -> [(compute op, writes)] since the last barrier
     for index, op in enumerate(ops):
-        if op.name != "npu.barrier":
-            if is_tile_loop(op):
-                narrow_in_loop(op, running, ops, index)
-            for buffer, use in compute_uses(op):
-                running.setdefault(buffer, []).append(use)
-            continue
-        if compute_barrier(op):
+        if is_tile_loop(op):
+            narrow_in_loop(op, running, ops, index)
+        elif compute_barrier(op):
             unit = narrowed_unit(running, ops, index)
             if unit is not None:
                 op.attributes["engines"] = ir.StringAttr.get(unit)
-        if orders_compute(op):
-            running = {}
-        else:
-            running = running_after_unit_barrier(running, barrier_engines(op))
+        running = issued(running, op)
+
+
+def issued(running: dict, op) -> dict:
+    """What runs (buffer -> [(compute op, writes)]) once `op` is issued after
+    `running`: less what a barrier waits for, or with `op`'s compute added
+    (to `running` itself)."""
+    if op.name == "npu.barrier":
+        return {} if orders_compute(op) else \
+            running_after_unit_barrier(running, barrier_engines(op))
+    for buffer, use in compute_uses(op):
+        running.setdefault(buffer, []).append(use)
+    return running
+
+
+def with_compute_of(running: dict, loops) -> dict:
+    """A copy of `running` with the compute of `loops` added: what runs beside
+    their barriers, of any iteration."""
+    both = {buffer: list(users) for buffer, users in running.items()}
+    for loop in loops:
+        for buffer, use in compute_uses(loop):
+            both.setdefault(buffer, []).append(use)
+    return both
 
 
 def narrow_in_loop(loop, running: dict, ops: list, index: int) -> None:
@@ -100,10 +115,8 @@ def narrow_in_loop(loop, running: dict, ops: list, index: int) -> None:
                            for compute, _ in users)) - units_of(loop)
     if not barriers or not beside:
         return   # nothing of the other unit runs beside the loop: waiting for both costs nothing
-    inside = {buffer: list(users) for buffer, users in running.items()}
-    for buffer, use in compute_uses(loop):
-        inside.setdefault(buffer, []).append(use)
-    unit = unit_for(inside, dma_accesses(loop) + accesses_after(ops, index))
+    accesses = dma_accesses(loop) + accesses_after(ops, index)
+    unit = unit_for(with_compute_of(running, [loop]), accesses)
     if unit is not None:
         for barrier in barriers:
             barrier.attributes["engines"] = ir.StringAttr.get(unit)
