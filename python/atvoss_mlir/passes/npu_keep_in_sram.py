@@ -53,10 +53,15 @@ def keep(plan: Plan, candidate: Candidate) -> None:
     last = plan.ops[candidate.last]
     with last.location, ir.InsertionPoint.after(last):
         npu.DeallocOp(new)
-    producer = plan.ops[candidate.readers[0]]
+    # The producer computes the tensor: a fill before it only initialises the
+    # buffer (the border of a padded buffer its producer writes the interior
+    # of, the zeros a pool sums onto).
+    computing = [i for i in candidate.readers if plan.ops[i].name != "linalg.fill"] \
+        or candidate.readers
+    producer = plan.ops[computing[0]]
     # A node lowered to several ops (a grouped conv's groups) is named once,
     # and the producer's own node only when nothing else reads the tensor.
-    names = list(dict.fromkeys(name_of(plan.ops[i]) for i in candidate.readers[1:]))
+    names = list(dict.fromkeys(name_of(plan.ops[i]) for i in computing[1:]))
     others = [name for name in names if name != name_of(producer)]
     readers = ", ".join(others or names)
     plan.context.diagnostics.remark(
