@@ -9,7 +9,10 @@ the vector unit over the tensor). The merged op keeps the reader's output and
 takes the producer's inputs by their own maps. A merge whose body the vector
 unit cannot run as a chain of steps is undone, with a remark. An intermediate
 of at most a quarter of the SRAM is left to the buffer plan (npu-keep-in-sram),
-which keeps it in SRAM between the two ops when it fits. A merged chain that
+which keeps it in SRAM between the two ops when it fits; not where the reader
+is a conv's or pool's input, which the conv applies as a prologue to its
+input tiles (recipes/prologue.py): the plan keeps no tensor such a prologue
+reads, so the intermediate would go through DRAM. A merged chain that
 computes one of the vector unit's activations of a matmul or conv result (an
 exported gelu) then becomes that op's epilogue, as npu-fuse-epilogue folds
 one op.
@@ -43,6 +46,19 @@ def fusable_producer(op, number: int):
             or indexing_maps(producer)[-1] != ir.AffineMap.get_identity(rank):
         return None
     return producer
+
+
+# The ops that apply an elementwise op writing their input as a prologue.
+PROLOGUE_READERS = ("linalg.conv_2d_nhwc_hwcf", "linalg.pooling_nhwc_max",
+                    "linalg.pooling_nhwc_sum")
+
+
+def read_as_prologue(op) -> bool:
+    """Whether `op`'s result is only the input of a conv or pool, unpadded:
+    that op applies `op` to its input tiles as a prologue."""
+    uses = list(op.results[0].uses)
+    return len(uses) == 1 and uses[0].operand_number == 0 \
+        and uses[0].owner.name in PROLOGUE_READERS
 
 
 def clone_body(block: ir.Block, arguments: list, into: ir.Block) -> ir.Value:
@@ -136,7 +152,8 @@ class NpuFuseElementwise(ModulePass):
             if producer is None:
                 continue
             size = tensor_bytes(producer.results[0])
-            if left_to_buffer_plan(producer.results[0], context.target):
+            if left_to_buffer_plan(producer.results[0], context.target) \
+                    and not read_as_prologue(consumer):
                 context.diagnostics.remark(
                     consumer.location, f"elementwise producer not merged: its {size} B result "
                                        f"is left to the buffer plan (at most a quarter of the "
