@@ -190,14 +190,12 @@ def whole_cycles(members: list, target) -> int:
     return cycles
 
 
-def evaluate(members: list, rows: int, target, lead: int = 0, lag: int = 0,
-             kept_input: int = 0) -> Plan | None:
+def evaluate(members: list, rows: int, target, lead: int = 0, lag: int = 0) -> Plan | None:
     """The plan of `members` in strips of `rows` output rows, the first `lead`
     of them run a strip ahead (0: none), the last `lag` a strip behind; None
     when an op of a strip would need more than STRIP_SHARE of the SRAM for its
     input, output and weights (and the result of the next strip's lead, and
-    the middle's result of the strip before, beside the rest, and
-    `kept_input` bytes kept whole beside every strip)."""
+    the middle's result of the strip before, beside the rest)."""
     strips = all_strips(members, rows)
     share = target.max_sram_bytes * STRIP_SHARE
     count = len(members)
@@ -235,7 +233,7 @@ def evaluate(members: list, rows: int, target, lead: int = 0, lag: int = 0,
             # which nothing reads after it: npu-reuse-dead-inputs).
             live = (out + halos if i else 0) + weight_bytes(member) + (
                 inputs if i + 1 < count and not (member.is_pad or member.is_elementwise)
-                else 0) + (ahead if in_rest else 0) + kept_input
+                else 0) + (ahead if in_rest else 0)
             if live > (PIPELINE_SHARE * target.max_sram_bytes if ahead else share):
                 return None
             if member.is_pad:
@@ -264,17 +262,6 @@ def evaluate(members: list, rows: int, target, lead: int = 0, lag: int = 0,
     return Plan(members, rows, strips, whole_cycles(members, target), cycles, lead, lag)
 
 
-def kept_before(chain: list, length: int, target) -> int:
-    """Bytes of the result of a transpose heading `chain` (a model's input
-    transform) that a suffix of `length` members leaves out and reads: small
-    enough, the buffer plan keeps it whole in SRAM beside the suffix's
-    strips; else 0."""
-    if length >= len(chain) or not chain[length].is_transpose:
-        return 0
-    size = tensor_bytes(chain[length].op.results[0])
-    return size if size <= target.max_sram_bytes * STRIP_SHARE else 0
-
-
 def best_plan(chain: list, target, pipeline: bool = True) -> Plan | None:
     """The chain (a suffix of `chain`, ending at its last op) and strip height
     that save the most estimated cycles; None when none saves MIN_GAIN. With
@@ -288,11 +275,9 @@ def best_plan(chain: list, target, pipeline: bool = True) -> Plan | None:
     suffixes = [chain[:length] for length in range(2, len(chain) + 1)
                 if not producer_is_pad(chain[length - 1])
                 and sum(1 for m in chain[:length] if not m.is_pad) >= 2]
-    kept_input = {len(members): kept_before(chain, len(members), target)
-                  for members in suffixes}
     for members in suffixes:
         for rows in heights:
-            plan = evaluate(members, rows, target, kept_input=kept_input[len(members)])
+            plan = evaluate(members, rows, target)
             if plan is not None and plan.gain >= MIN_GAIN * plan.whole and \
                     (best is None or plan.gain > best.gain):
                 best = plan
@@ -303,8 +288,7 @@ def best_plan(chain: list, target, pipeline: bool = True) -> Plan | None:
         for rows in heights:
             lead = pipeline_lead(members, rows, target)
             for lag in {0, pipeline_lag(members, lead)}:
-                plan = evaluate(members, rows, target, lead, lag,
-                                kept_input[len(members)]) if lead else None
+                plan = evaluate(members, rows, target, lead, lag) if lead else None
                 if plan is not None and (pipelined is None or plan.gain > pipelined.gain):
                     pipelined = plan
     if pipelined is None:
