@@ -58,6 +58,8 @@ def binary(node):
     if node.op_type == "Pow" and (b.element_of(inputs[0]) != b.element_of(inputs[1])
                                   or not b.is_float(b.element_of(inputs[0]))):
         return [_mixed_pow(*inputs)]
+    if node.op_type == "Pow" and (power := _constant_power(node)) is not None:
+        return [b.elementwise([inputs[0]], lambda args: power(args[0]))]
 
     def body(args):
         result = args[0]
@@ -65,6 +67,25 @@ def binary(node):
             result = combine(result, arg)
         return result
     return [b.elementwise(inputs, body)]
+
+
+# A float base to a constant scalar exponent, as the vector unit computes it
+# (it has no pow): a square (a variance, as exported layer norms write it), a
+# cube (the tanh form of gelu), a square root. onnxruntime takes the same
+# products for 2 and 3.
+_POWERS = {2.0: lambda x: arith.mulf(x, x),
+           3.0: lambda x: arith.mulf(arith.mulf(x, x), x),
+           0.5: lambda x: math.sqrt(x)}
+
+
+def _constant_power(node):
+    """The body computing Pow for a constant scalar exponent of _POWERS that
+    leaves the base's shape unchanged, else None."""
+    exponent = node.constant(1)
+    base_rank = len(b.shape_of(node.value(0)))
+    if exponent is None or exponent.size != 1 or exponent.ndim > base_rank:
+        return None
+    return _POWERS.get(float(exponent.reshape(-1)[0]))
 
 
 def _mixed_pow(base, exponent):

@@ -91,6 +91,11 @@ case("pow$float_base_int_exponent", "Pow", {"a": randn(3, 4), "e": ints(4, low=-
      opset=15)
 case("pow$int_base", "Pow", {"a": ints(3, 4), "e": ints(4, low=0, high=4, seed=1)}, I64,
      opset=15)
+for exponent in (2.0, 3.0, 0.5, 1.7):
+    case(f"pow$constant_{exponent}", "Pow", {"a": np.abs(randn(3, 4)) + 0.1},
+         initializers={"e": np.asarray(exponent, F32)}, opset=15)
+case("pow$constant_square_broadcast_to_a_higher_rank", "Pow", {"a": randn(4)},
+     initializers={"e": np.asarray([[2.0]], F32)}, opset=15)
 for direction in ("LEFT", "RIGHT"):
     case(f"bitshift${direction.lower()}_signed", "BitShift",
          {"a": ints(3, 4, low=-100, high=100).astype(np.int32),
@@ -283,6 +288,19 @@ def test_exponential_linear_units_run_on_the_vector_unit(name):
     onnx_model, feeds, target = CASES[name]
     compiled, _ = compile_and_check(onnx_model, feeds, target)
     assert compiled.fallback_ops == []
+
+
+@pytest.mark.parametrize("exponent", ["2.0", "3.0", "0.5"])
+def test_pow_by_a_constant_square_cube_or_root_runs_on_the_vector_unit(exponent):
+    """x ** 2 (the variance of a layer norm as exported before opset 17), x ** 3
+    (the tanh form of gelu), x ** 0.5: products and a square root on the
+    vector unit, where a pow of any other exponent falls back."""
+    onnx_model, feeds, target = CASES[f"pow$constant_{exponent}-default"]
+    compiled, _ = compile_and_check(onnx_model, feeds, target)
+    assert compiled.fallback_ops == []
+    onnx_model, feeds, target = CASES["pow$constant_1.7-default"]
+    other, _ = compile_and_check(onnx_model, feeds, target)
+    assert other.fallback_ops
 
 
 @pytest.mark.parametrize("name", ["topk$largest-default", "argmax$first_of_ties-default",
