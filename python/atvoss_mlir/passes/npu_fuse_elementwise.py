@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import linalg
 
+from ..recipes.conv import CONV2D
+from ..recipes.pooling import POOLING
 from ..recipes.problem import Unsupported, indexing_maps, input_count, npu_attribute_names
 from ..recipes.vector_body import body_program
 from . import ModulePass, PassContext, left_to_buffer_plan, ops_where, tensor_bytes
@@ -48,9 +50,9 @@ def fusable_producer(op, number: int):
     return producer
 
 
-# The ops that apply an elementwise op writing their input as a prologue.
-PROLOGUE_READERS = ("linalg.conv_2d_nhwc_hwcf", "linalg.pooling_nhwc_max",
-                    "linalg.pooling_nhwc_sum")
+# The ops that apply an elementwise op writing their input as a prologue: those
+# of the recipes that fold one (recipes/prologue.py's input_prologue).
+PROLOGUE_READERS = CONV2D.ops + POOLING.ops
 
 
 def read_as_prologue(op) -> bool:
