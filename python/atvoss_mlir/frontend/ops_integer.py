@@ -72,9 +72,10 @@ def qlinear_conv(node):
     y_zp = scalar_zero_point(y_q, "the output")
     group = node.attr("group", 1)
     taps = int(np.prod(centred.shape[1:]))
-    if group > 1 and group == centred.shape[0] and centred.shape[1] == 1 \
+    if group > 1 and centred.shape[1] == 1 \
             and taps * 128 * 128 + int(np.abs(bias).max(initial=0)) < 2**24:
-        # Depthwise runs on the vector unit, whose depthwise takes one element
+        # Depthwise (one input channel per filter, any number of filters per
+        # channel) runs on the vector unit, whose depthwise takes one element
         # type: in f32, exact while every sum stays below 2^24.
         f32 = ir.F32Type.get()
         x_float = dequantize(x, np.ones((), np.float32), np.zeros((), np.float32))

@@ -33,6 +33,7 @@ _REGISTRY = {
     "npu-share-input-windows": "npu_share_input_windows:NpuShareInputWindows",
     "npu-normalize-contractions": "npu_normalize_contractions:NpuNormalizeContractions",
     "npu-decompose-linalg": "npu_decompose_linalg:NpuDecomposeLinalg",
+    "npu-repeat-depthwise-channels": "npu_repeat_depthwise_channels:NpuRepeatDepthwiseChannels",
     "npu-pool-before-conv": "npu_pool_before_conv:NpuPoolBeforeConv",
     "npu-fuse-epilogue": "npu_fuse_epilogue:NpuFuseEpilogue",
     "npu-select-conv-strategy": "npu_select_conv_strategy:NpuSelectConvStrategy",

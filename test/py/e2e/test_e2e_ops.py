@@ -67,7 +67,11 @@ conv("conv$depthwise_bias_stride2", [2, 6, 9, 8], [6, 1, 3, 3], [2, 6, 5, 4], gr
 conv("conv$depthwise_no_bias", [1, 5, 7, 6], [5, 1, 3, 3], [1, 5, 7, 6], bias=False, group=5,
      pads=[1, 1, 1, 1], npu=True)
 conv("conv$depthwise_multiplier2", [1, 3, 6, 5], [6, 1, 3, 3], [1, 6, 6, 5], group=3,
-     pads=[1, 1, 1, 1], npu=False)
+     pads=[1, 1, 1, 1], npu=True)
+conv("conv$depthwise_multiplier3_stride2_dilation2_batch2", [2, 4, 11, 9], [12, 1, 3, 3],
+     [2, 12, 6, 5], group=4, strides=[2, 2], dilations=[2, 2], pads=[2, 2, 2, 2], npu=True)
+conv("conv$depthwise_multiplier4_unpadded_no_bias", [1, 2, 7, 8], [8, 1, 2, 3], [1, 8, 6, 6],
+     bias=False, group=2, npu=True)
 conv("conv$pointwise_37_to_45", [1, 37, 9, 10], [45, 37, 1, 1], [1, 45, 9, 10], npu=True)
 conv("conv$same_upper", [1, 3, 7, 6], [4, 3, 3, 3], [1, 4, 4, 3], auto_pad="SAME_UPPER",
      strides=[2, 2], npu=True)

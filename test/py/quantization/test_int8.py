@@ -65,9 +65,10 @@ def weight_scales(per_channel: bool, count: int) -> np.ndarray:
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8])
 @pytest.mark.parametrize("per_channel", [False, True])
-@pytest.mark.parametrize("group", [1, 8])
-def test_qlinearconv_matches_onnxruntime(dtype, per_channel, group):
-    channels, filters = 8, 16 if group == 1 else 8
+@pytest.mark.parametrize("group, filters", [(1, 16), (8, 8), (8, 16)])
+def test_qlinearconv_matches_onnxruntime(dtype, per_channel, group, filters):
+    """(8, 16): a depthwise conv with two filters per channel."""
+    channels = 8
     x = integers(dtype, (1, channels, 11, 9))
     scales = weight_scales(per_channel, filters)
     zero = np.array(9 if dtype == np.uint8 else -3, dtype)
@@ -197,6 +198,9 @@ PATTERNS = {
     "depthwise Conv": ([helper.make_node("Conv", ["x", "w", "b"], ["y"], group=8,
                                          pads=[1, 1, 1, 1])], {"w": weight(8, 1, 3, 3),
                                                                "b": weight(8)}),
+    "depthwise Conv, multiplier 2": ([helper.make_node("Conv", ["x", "w"], ["y"], group=8,
+                                                       strides=[2, 2], pads=[1, 1, 1, 1])],
+                                     {"w": weight(16, 1, 3, 3)}),
     "MatMul": ([helper.make_node("MatMul", ["x", "w"], ["y"])], {"w": weight(8, 6)}),
     "Gemm": ([helper.make_node("Flatten", ["x"], ["f"]),
               helper.make_node("Gemm", ["f", "w", "b"], ["y"], transB=1)],
