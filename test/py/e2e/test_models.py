@@ -79,8 +79,12 @@ def test_mobilenetv2_at_160():
     op each load preceded instead, the first-fit order changed and the SRAM
     no longer held them all (an internal error at 'block0.0.dw')."""
     mobilenetv2 = bench_module("zoo").mobilenetv2(image=160, classes=10)
+    # 53 layers in fp32: against the model evaluated in float64 (numpy),
+    # onnxruntime's logits are off by up to 2.2e-5 (4.4e-5 with its graph
+    # optimisations off) and these by 2.3e-5, so the two may differ by more
+    # than FP32's 1e-5 (by 1.9e-5 where onnxruntime runs its AVX-512 kernels).
     compiled, _ = compile_and_check(mobilenetv2, {"input": randn(1, 3, 160, 160, seed=6)},
-                                    **FP32)
+                                    rtol=1e-4, atol=1e-4)
     assert any("the load of this constant is not issued during the previous op" in r.message
                for r in compiled.remarks)
 
