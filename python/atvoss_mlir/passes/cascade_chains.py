@@ -32,6 +32,9 @@ class Member:
     stride: int = 1
     pad_low: int = 0     # tensor.pad: rows added above
     source_rows_dim: int = 1   # the dim of the source its rows are (a transpose's)
+    # An elementwise op whole a prologue of the window op reading it (no op,
+    # no tensor of its own): the chain's head only (chain_ending_at).
+    is_prologue: bool = False
 
     @property
     def source(self) -> ir.Value:
@@ -106,7 +109,7 @@ def skip_of(op) -> ir.Value | None:
         else None
 
 
-def rows_elementwise(op) -> bool:
+def rows_elementwise(op, as_prologue: bool = False) -> bool:
     """Whether `op` is an elementwise linalg.generic a strip can run on its
     rows alone: all loops parallel, input 0 and the output indexed alike
     (identity), every other input the same tensor or indexed without the
@@ -115,14 +118,16 @@ def rows_elementwise(op) -> bool:
     type change the int8 passes match whole), nor a residual start (the
     initial value a conv accumulates onto), nor an op only a conv or pool
     reads, unpadded: that one folds into the reader's input loads as a
-    prologue (recipes/prologue.py), where it costs no op."""
+    prologue (recipes/prologue.py), where it costs no op; with `as_prologue`,
+    only such an op."""
     if op.name != "linalg.generic" or len(op.results) != 1 \
             or RESIDUAL_START_ATTR in op.attributes \
             or element_of(op.operands[0]) != element_of(op.results[0]) \
             or not is_float(element_of(op.results[0])):
         return False
     reader = sole_reader(op.results[0])
-    if reader is not None and reader.name in WINDOW_OPS and reader.operands[0] == op.results[0]:
+    if as_prologue != (reader is not None and reader.name in WINDOW_OPS
+                       and reader.operands[0] == op.results[0]):
         return False
     iterators = [str(ir.Attribute(kind)) for kind in ir.ArrayAttr(op.attributes["iterator_types"])]
     if any("parallel" not in kind for kind in iterators):
@@ -226,6 +231,14 @@ def chain_ending_at(last, claimed: set) -> list[Member]:
             break
         member = member_of(producer)
         if member is None:
+            # An elementwise op only this window op reads: it folds into the
+            # op's loads as a prologue, which the op's strips cannot take (they
+            # read rows of its result); its strips run it on their rows
+            # instead. The chain ends there, as it would at the prologue.
+            if _static_nhwc(producer.results[0]) and _static_nhwc(producer.operands[0]) \
+                    and rows_elementwise(producer, as_prologue=True) \
+                    and _remakeable_init(producer):
+                chain.append(Member(producer, is_prologue=True))
             break
         chain.append(member)
     return chain

@@ -179,12 +179,18 @@ def skip_bytes(member: Member, target, rows: int | None = None) -> int:
 
 def whole_cycles(members: list, target) -> int:
     """Estimated cycles of the members whole: a tensor over STRIP_SHARE of the
-    SRAM goes through DRAM (the buffer plan keeps smaller ones)."""
+    SRAM goes through DRAM (the buffer plan keeps smaller ones), but for a
+    prologue's result, which is never made: its reader loads the prologue's
+    input, and the prologue's vector work runs beside that reader's."""
     kept = target.max_sram_bytes * STRIP_SHARE
     cycles = 0
-    for member in members:
+    for index, member in enumerate(members):
+        if member.is_prologue:
+            continue
+        source = members[index + 1] if index + 1 < len(members) \
+            and members[index + 1].is_prologue else member
         traffic = weight_bytes(member) + skip_bytes(member, target) + sum(
-            size for size in (member.source_bytes(), tensor_bytes(member.op.results[0]))
+            size for size in (source.source_bytes(), tensor_bytes(member.op.results[0]))
             if size > kept)
         cycles += member_cycles(member, shape_of(member.op.results[0])[1], traffic, target)
     return cycles
@@ -219,6 +225,8 @@ def evaluate(members: list, rows: int, target, lead: int = 0, lag: int = 0) -> P
             inputs = member.source_bytes(source_last - source_first)
             if i + 1 == count:
                 loads = inputs
+            if member.is_prologue:
+                continue   # no op: its reader loads its input rows (`loads`)
             # A strip makes the rows the one before did not, and copies the
             # halo rows from that strip's result (vector unit); the halos of
             # the strips before and after are counted beside its result.
@@ -231,8 +239,11 @@ def evaluate(members: list, rows: int, target, lead: int = 0, lag: int = 0) -> P
             # Its input and output kept in SRAM, and its weights beside them
             # (an elementwise op writes over its input, of its element type,
             # which nothing reads after it: npu-reuse-dead-inputs).
+            # A prologue heading the strip folds into its reader's loads: the
+            # reader keeps no rows of its result.
+            folded = i + 2 == count and members[-1].is_prologue
             live = (out + halos if i else 0) + weight_bytes(member) + (
-                inputs if i + 1 < count and not (member.is_pad or member.is_elementwise)
+                inputs if i + 1 < count and not (member.is_pad or member.is_elementwise or folded)
                 else 0) + (ahead if in_rest else 0)
             if live > (PIPELINE_SHARE * target.max_sram_bytes if ahead else share):
                 return None
@@ -262,6 +273,18 @@ def evaluate(members: list, rows: int, target, lead: int = 0, lag: int = 0) -> P
     return Plan(members, rows, strips, whole_cycles(members, target), cycles, lead, lag)
 
 
+def lost_prologue(members: list, chain: list, target) -> int:
+    """Estimated cycles a plan of `members` adds outside them: where the chain
+    is headed by a prologue (an elementwise op its reader folds into its
+    loads) and `members` end at that reader, its strips read rows of the
+    prologue's result, which then runs as an op of its own, through DRAM."""
+    if len(members) + 1 != len(chain) or not chain[-1].is_prologue:
+        return 0
+    prologue = chain[-1]
+    traffic = prologue.source_bytes() + tensor_bytes(prologue.op.results[0])
+    return member_cycles(prologue, shape_of(prologue.op.results[0])[1], traffic, target)
+
+
 def best_plan(chain: list, target, pipeline: bool = True) -> Plan | None:
     """The chain (a suffix of `chain`, ending at its last op) and strip height
     that save the most estimated cycles; None when none saves MIN_GAIN. With
@@ -269,17 +292,20 @@ def best_plan(chain: list, target, pipeline: bool = True) -> Plan | None:
     the most, when that saves PIPELINE_MIN_GAIN more; when no chain saves
     MIN_GAIN plainly, the pipelined chain and height that save the most, when
     they save MIN_GAIN."""
+    def saved(plan: Plan) -> int:
+        return plan.gain - lost_prologue(plan.members, chain, target)
+
     best = None
     height = shape_of(chain[0].op.results[0])[1]
     heights = sorted({-(-height // count) for count in range(2, min(height, MAX_STRIPS) + 1)})
     suffixes = [chain[:length] for length in range(2, len(chain) + 1)
                 if not producer_is_pad(chain[length - 1])
-                and sum(1 for m in chain[:length] if not m.is_pad) >= 2]
+                and sum(1 for m in chain[:length] if not (m.is_pad or m.is_prologue)) >= 2]
     for members in suffixes:
         for rows in heights:
             plan = evaluate(members, rows, target)
-            if plan is not None and plan.gain >= MIN_GAIN * plan.whole and \
-                    (best is None or plan.gain > best.gain):
+            if plan is not None and saved(plan) >= MIN_GAIN * plan.whole and \
+                    (best is None or saved(plan) > saved(best)):
                 best = plan
     if not pipeline:
         return best
@@ -289,10 +315,11 @@ def best_plan(chain: list, target, pipeline: bool = True) -> Plan | None:
             lead = pipeline_lead(members, rows, target)
             for lag in {0, pipeline_lag(members, lead)}:
                 plan = evaluate(members, rows, target, lead, lag) if lead else None
-                if plan is not None and (pipelined is None or plan.gain > pipelined.gain):
+                if plan is not None and (pipelined is None or saved(plan) > saved(pipelined)):
                     pipelined = plan
     if pipelined is None:
         return best
     if best is None:
-        return pipelined if pipelined.gain >= MIN_GAIN * pipelined.whole else None
-    return pipelined if pipelined.gain - best.gain >= PIPELINE_MIN_GAIN * best.whole else best
+        return pipelined if saved(pipelined) >= MIN_GAIN * pipelined.whole else None
+    return pipelined if saved(pipelined) - saved(best) >= PIPELINE_MIN_GAIN * best.whole \
+        else best

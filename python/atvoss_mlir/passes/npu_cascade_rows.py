@@ -13,7 +13,13 @@ to keep in SRAM, and the last op of each strip writes its rows of the result
 in place. The chain may start at a transpose into NHWC (a model's NCHW
 input: each strip transposes its rows in SRAM), and its last op may
 accumulate onto a skip tensor (a residual add folded into it): each strip
-starts from its rows of the skip.
+starts from its rows of the skip. It may also start at an elementwise op only
+its first conv reads (a squeeze-excitation's gate times its input), which
+that conv whole folds into its loads as a prologue: in strips the conv reads
+rows of the op's result, which would be made whole and go through DRAM, so
+each strip runs the op on its rows instead, and the strip's conv folds them.
+The estimate counts the prologue as its reader's loads, whole or in strips,
+and a chain that starts at the reader loses it: the op then runs whole.
 
 Where a strip's ops take turns on the two units, the strips are pipelined:
 the lead of the chain (its first ops, up to a matrix op) of strip k + 1 runs
@@ -316,7 +322,8 @@ class NpuCascadeRows(ModulePass):
                     if chain and pad is None:
                         self.remark_shared(chain[-1], shared, context)
                     large = [tensor_bytes(m.op.results[0]) for m in chain[1:]
-                             if not m.is_pad and tensor_bytes(m.op.results[0]) > kept]
+                             if not (m.is_pad or m.is_prologue)
+                             and tensor_bytes(m.op.results[0]) > kept]
                     if not large or sum(1 for m in chain if not m.is_pad) < 2:
                         continue
                     if pad is not None:   # only a chain the pass would weigh is priced
