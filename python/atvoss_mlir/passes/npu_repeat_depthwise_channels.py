@@ -7,7 +7,7 @@ multiplier M (`linalg.depthwise_conv_2d_nhwc_hwcm`: ONNX's Conv with
 channel with M filters. The NPU's depthwise conv filters each channel with
 one, so the op ran on the scalar fallback engine. Output channel c * M + m is
 input channel c filtered by filter (c, m): with each input channel repeated M
-times (c * M + m reads channel c, a broadcast on the vector unit), it is an
+times (c * M + m reads channel c: a copy on the vector unit), it is an
 ordinary depthwise conv over C * M channels whose filters are the M filters
 of each channel in that order (a reshape of the weights, folded at compile
 time for a constant). Its result, reshaped to [N, H, W, C, M], replaces the
@@ -17,7 +17,7 @@ conv of dynamic shape stays, with a remark saying why.
 
     %r = linalg.depthwise_conv_2d_nhwc_hwcm ins(%x, %w : tensor<1x9x9x8xf32>, tensor<3x3x8x2xf32>)
 becomes
-    %rep = linalg.generic ins(%x : tensor<1x9x9x8x1xf32>) -> tensor<1x9x9x8x2xf32>   // repeat
+    %rep = linalg.generic ins(%x : tensor<1x9x9x8xf32>) -> tensor<1x9x9x8x2xf32>  // repeat
     %d = linalg.depthwise_conv_2d_nhwc_hwc ins(%rep', %w' : tensor<1x9x9x16xf32>, tensor<3x3x16xf32>)
     %r = tensor.expand_shape %d ... -> tensor<1x7x7x8x2xf32>
 """
