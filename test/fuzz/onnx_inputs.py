@@ -62,6 +62,11 @@ def seeds() -> tuple[bytes, ...]:
         _model([make("Conv", ["x", "w"], ["y"], name="depthwise", kernel_shape=[3, 3],
                      group=4, pads=[1, 1, 1, 1])],
                [("x", [1, 4, 6, 6])], [("y", [1, 4, 6, 6])], [("w", _w(4, 1, 3, 3))]),
+        # Two filters per channel: a depthwise conv over the channels repeated.
+        _model([make("Conv", ["x", "w", "b"], ["y"], name="multiplier", kernel_shape=[3, 3],
+                     group=4, strides=[2, 2], pads=[1, 1, 1, 1])],
+               [("x", [1, 4, 7, 7])], [("y", [1, 8, 4, 4])], [("w", _w(8, 1, 3, 3)),
+                                                              ("b", _w(8))]),
         _model([make("Flatten", ["x"], ["f"], name="flatten"),
                 make("Reshape", ["f", "shape"], ["r"], name="reshape"),
                 make("Transpose", ["r"], ["y"], name="transpose", perm=[1, 0])],
