@@ -19,6 +19,19 @@ from .onnx_importer import ImportFailure, handles
 TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 
 
+def nhwc(x: ir.Value) -> ir.Value:
+    """`x` (NCHW) transposed to NHWC: the transpose an earlier conv or pool
+    reading `x` made, where there is one (a graph input read by a block's
+    conv and its shortcut is transposed once, not once per reader)."""
+    block = ir.InsertionPoint.current.block
+    for use in x.uses:
+        op = use.owner.operation
+        if op.name == "linalg.transpose" and use.operand_number == 0 and op.block == block \
+                and list(ir.DenseI64ArrayAttr(op.attributes["permutation"])) == TO_NHWC:
+            return op.results[0]
+    return b.transpose(x, TO_NHWC)
+
+
 # -- window geometry -----------------------------------------------------------------------
 
 def _ints(node, name: str) -> list | None:
@@ -139,7 +152,7 @@ def conv_nchw(node, x, weight, bias, pad_value=0.0, accumulator_type=None,
     window = _Window2d(node, lift)
     low, high, (oh, ow), strides, dilations = window_geometry(window, [h, w], [kh, kw])
     element_type = accumulator_type or b.element_of(x)
-    padded = b.pad(b.transpose(x, TO_NHWC), [0, *low, 0], [0, *high, 0], pad_value)
+    padded = b.pad(nhwc(x), [0, *low, 0], [0, *high, 0], pad_value)
 
     def init(channels, bias_value):
         shape = [n, oh, ow, channels]
@@ -220,7 +233,7 @@ def conv_transpose(node):
         raise ImportFailure(f"auto_pad '{auto_pad}'")
     element_type = b.element_of(x)
     spread_shape = [n, (h - 1) * strides[0] + 1, (w - 1) * strides[1] + 1, c]
-    spread = b.insert_strided(b.transpose(x, TO_NHWC), b.fill(0.0, spread_shape, element_type),
+    spread = b.insert_strided(nhwc(x), b.fill(0.0, spread_shape, element_type),
                               [1, *strides, 1])
     before = [e - 1 - lo for e, lo in zip(effective, low)]
     after = [e - 1 - hi + op for e, hi, op in zip(effective, high, output_padding)]
@@ -312,7 +325,7 @@ def max_pool(node):
     # ceil_mode windows may run past the explicit pads: pad those with -inf too.
     high = [max(hi, (o - 1) * s + (k - 1) * d + 1 - n_ - lo)
             for hi, o, s, k, d, n_, lo in zip(high, outputs, strides, kernel, dilations, [h, w], low)]
-    padded = b.pad(b.transpose(x, TO_NHWC), [0, *low, 0], [0, *high, 0], lowest)
+    padded = b.pad(nhwc(x), [0, *low, 0], [0, *high, 0], lowest)
     init = b.fill(lowest, [n, *outputs, c], element_type)
     result = linalg.pooling_nhwc_max(padded, b.empty(kernel, element_type), outs=[init],
                                      strides=strides, dilations=dilations)
@@ -337,7 +350,7 @@ def average_pooled(node, x: ir.Value, exact_division: bool = False) -> ir.Value:
     extra = [max(0, (o - 1) * s + (k - 1) * d + 1 - n_ - lo - hi)
              for o, s, k, d, n_, lo, hi in zip(outputs, strides, kernel, dilations, [h, w],
                                                low, high)]
-    padded = b.pad(b.transpose(x, TO_NHWC), [0, *low, 0],
+    padded = b.pad(nhwc(x), [0, *low, 0],
                    [0, *(hi + e for hi, e in zip(high, extra)), 0], 0.0)
     init = b.fill(0.0, [n, *outputs, c], element_type)
     total = linalg.pooling_nhwc_sum(padded, b.empty(kernel, element_type), outs=[init],

@@ -378,13 +378,52 @@ def test_shuffle_split_and_image_level_concat_stay_in_nhwc(layout):
     """ShuffleNetV2: each shuffle is one transpose of the channel groups in
     NHWC and the Split's halves run in NHWC; DeepLab's image-level feature is
     computed in NHWC with the conv branches it is concatenated with. Left:
-    the model input's (one per conv reading it) and result's transposes, and
-    each shuffle's own. (-fusion=1 on: the image-level 1x1 conv's unit-dim
-    transposes are reshapes from there.)"""
-    for build, channels, left in ((shufflenet_v2_unit, 16, 4), (image_level_branch, 8, 3)):
+    the model input's transpose (one, which every conv reading it shares; one
+    per conv before) and the result's, and each shuffle's own. (-fusion=1 on:
+    the image-level 1x1 conv's unit-dim transposes are reshapes from there.)"""
+    for build, channels, left in ((shufflenet_v2_unit, 16, 4), (image_level_branch, 8, 2)):
         for fusion in (1, 2):
             stage = layout_stage(build(), f"npu -layout-pref={layout} -fusion={fusion}")
             assert transposes_between_nhwc_ops(stage) == []
             assert standalone_transposes(stage) == left
         for target in (f"npu -layout-pref={layout}", "npu -layout-pref=NCHW"):
             compile_and_check(build(), {"x": randn(1, channels, 8, 8, seed=11)}, target, **FP32)
+
+
+def shortcut_block(size: int = 56, channels: int = 48) -> onnx.ModelProto:
+    """A RegNet-style downsampling block on the model's input: a 1x1 conv, a
+    3x3 stride-2 grouped conv and a 1x1 conv, beside a strided 1x1 shortcut
+    conv of the same input, added."""
+    rng = np.random.default_rng(8)
+
+    def weight(*shape):
+        return (rng.standard_normal(shape) / np.sqrt(np.prod(shape[1:]))).astype(np.float32)
+    return model([helper.make_node("Conv", ["x", "w1"], ["a"]),
+                  helper.make_node("Relu", ["a"], ["ar"]),
+                  helper.make_node("Conv", ["ar", "w2"], ["g"], group=6, strides=[2, 2],
+                                   pads=[1, 1, 1, 1]),
+                  helper.make_node("Relu", ["g"], ["gr"]),
+                  helper.make_node("Conv", ["gr", "w3"], ["m"]),
+                  helper.make_node("Conv", ["x", "ws"], ["s"], strides=[2, 2], name="shortcut"),
+                  helper.make_node("Add", ["m", "s"], ["sum"]),
+                  helper.make_node("Relu", ["sum"], ["y"])],
+                 {"x": [1, channels, size, size]}, {"y": [1, 2 * channels, size // 2, size // 2]},
+                 {"w1": weight(channels, channels, 1, 1), "w2": weight(channels, 8, 3, 3),
+                  "w3": weight(2 * channels, channels, 1, 1),
+                  "ws": weight(2 * channels, channels, 1, 1)})
+
+
+def test_input_read_by_two_convs_is_transposed_once():
+    """The model's NCHW input, read by the block's first conv and by its
+    shortcut conv, becomes NHWC by one transpose, which both read (one per
+    reader before: 86,669 -> 70,231 cycles for this block), and the result is
+    the model's."""
+    stage = layout_stage(shortcut_block(), "npu")
+    with stage.context:
+        of_input = [op for op in ops_where(stage.operation, lambda op: op.name == "linalg.transpose")
+                    if isinstance(op.operands[0], ir.BlockArgument)]
+    assert len(of_input) == 1, of_input
+    compiled, _ = compile_and_check(shortcut_block(), {"x": randn(1, 48, 56, 56, seed=9)},
+                                    **FP32)
+    nodes = {op["node"] for op in compiled.report["ops"] if op["op"] == "npu.transpose"}
+    assert "shortcut" not in nodes, nodes
