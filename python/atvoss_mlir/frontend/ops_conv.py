@@ -23,10 +23,12 @@ def nhwc(x: ir.Value) -> ir.Value:
     """`x` (NCHW) transposed to NHWC: the transpose an earlier conv or pool
     reading `x` made, where there is one (a graph input read by a block's
     conv and its shortcut is transposed once, not once per reader)."""
-    block = ir.InsertionPoint.current.block
+    point = ir.InsertionPoint.current
     for use in x.uses:
         op = use.owner.operation
-        if op.name == "linalg.transpose" and use.operand_number == 0 and op.block == block \
+        if op.name == "linalg.transpose" and use.operand_number == 0 \
+                and op.block == point.block \
+                and (point.ref_operation is None or op.is_before_in_block(point.ref_operation)) \
                 and list(ir.DenseI64ArrayAttr(op.attributes["permutation"])) == TO_NHWC:
             return op.results[0]
     return b.transpose(x, TO_NHWC)
