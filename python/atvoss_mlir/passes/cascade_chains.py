@@ -13,7 +13,9 @@ from mlir import ir
 
 from ..frontend.builders import element_of, extract_slice, is_float, shape_of, tensor_type
 from ..machine_model import element_bytes
+from ..recipes.conv import CONV2D
 from ..recipes.ir_queries import RESIDUAL_START_ATTR, ints, optional_attr
+from ..recipes.pooling import POOLING
 from ..recipes.problem import Unsupported
 from ..recipes.vector_body import body_program
 from ..diagnostics import name_of
@@ -21,6 +23,19 @@ from .npu_select_conv_strategy import tensor_shape
 
 WINDOW_OPS = ("linalg.conv_2d_nhwc_hwcf", "linalg.depthwise_conv_2d_nhwc_hwc",
               "linalg.pooling_nhwc_max", "linalg.pooling_nhwc_sum")
+# The ops that apply an elementwise op writing their input as a prologue: those
+# of the recipes that fold one (recipes/prologue.py's input_prologue).
+PROLOGUE_READERS = CONV2D.ops + POOLING.ops
+
+
+def read_as_prologue(op) -> bool:
+    """Whether `op`'s result is only the input of a conv or pool, unpadded:
+    that op applies `op` to its input tiles as a prologue."""
+    uses = list(op.results[0].uses)
+    return len(uses) == 1 and uses[0].operand_number == 0 \
+        and uses[0].owner.name in PROLOGUE_READERS
+
+
 # Ops making an op's initial value, which a strip makes again at its own shape.
 INIT_OPS = ("tensor.empty", "linalg.fill", "linalg.broadcast")
 
@@ -117,17 +132,15 @@ def rows_elementwise(op, as_prologue: bool = False) -> bool:
     on the float type of input 0 and the output. Not a quantization step (a
     type change the int8 passes match whole), nor a residual start (the
     initial value a conv accumulates onto), nor an op only a conv or pool
-    reads, unpadded: that one folds into the reader's input loads as a
-    prologue (recipes/prologue.py), where it costs no op; with `as_prologue`,
-    only such an op."""
+    reads, unpadded (read_as_prologue): that one folds into the reader's
+    input loads as a prologue (recipes/prologue.py), where it costs no op;
+    with `as_prologue`, only such an op."""
     if op.name != "linalg.generic" or len(op.results) != 1 \
             or RESIDUAL_START_ATTR in op.attributes \
             or element_of(op.operands[0]) != element_of(op.results[0]) \
             or not is_float(element_of(op.results[0])):
         return False
-    reader = sole_reader(op.results[0])
-    if as_prologue != (reader is not None and reader.name in WINDOW_OPS
-                       and reader.operands[0] == op.results[0]):
+    if as_prologue != read_as_prologue(op):
         return False
     iterators = [str(ir.Attribute(kind)) for kind in ir.ArrayAttr(op.attributes["iterator_types"])]
     if any("parallel" not in kind for kind in iterators):

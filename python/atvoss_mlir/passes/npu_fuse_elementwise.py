@@ -25,11 +25,10 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import linalg
 
-from ..recipes.conv import CONV2D
-from ..recipes.pooling import POOLING
 from ..recipes.problem import Unsupported, indexing_maps, input_count, npu_attribute_names
 from ..recipes.vector_body import body_program
 from . import ModulePass, PassContext, left_to_buffer_plan, ops_where, tensor_bytes
+from .cascade_chains import read_as_prologue
 from .npu_fold_transposes import elementwise
 from .npu_fuse_epilogue import fold_activations
 
@@ -48,19 +47,6 @@ def fusable_producer(op, number: int):
             or indexing_maps(producer)[-1] != ir.AffineMap.get_identity(rank):
         return None
     return producer
-
-
-# The ops that apply an elementwise op writing their input as a prologue: those
-# of the recipes that fold one (recipes/prologue.py's input_prologue).
-PROLOGUE_READERS = CONV2D.ops + POOLING.ops
-
-
-def read_as_prologue(op) -> bool:
-    """Whether `op`'s result is only the input of a conv or pool, unpadded:
-    that op applies `op` to its input tiles as a prologue."""
-    uses = list(op.results[0].uses)
-    return len(uses) == 1 and uses[0].operand_number == 0 \
-        and uses[0].owner.name in PROLOGUE_READERS
 
 
 def clone_body(block: ir.Block, arguments: list, into: ir.Block) -> ir.Value:
