@@ -187,15 +187,19 @@ def sole_reader(value: ir.Value):
     return next(iter(readers)) if len(readers) == 1 else None
 
 
-def member_of(op) -> Member | None:
+def member_of(op, prologue: bool = False) -> Member | None:
     """`op` as a chain member: a window op on static NHWC tensors making its own
     initial value, a tensor.pad of rows and columns, an elementwise op on rows
     (rows_elementwise) making its own output, or a transpose into NHWC that
     keeps the batch dim (the model's NCHW input: its strips transpose rows of
-    it in SRAM)."""
+    it in SRAM). With `prologue`, only such an elementwise op that its reader
+    folds as a prologue (read_as_prologue), as a prologue member."""
     if len(op.results) != 1 or not len(op.operands) or not _static_nhwc(op.results[0]) \
             or not _static_nhwc(op.operands[0]):
         return None
+    if prologue:
+        return Member(op, is_prologue=True) \
+            if rows_elementwise(op, as_prologue=True) and _remakeable_init(op) else None
     if op.name in WINDOW_OPS:
         if not _remakeable_init(op):
             return None
@@ -248,10 +252,9 @@ def chain_ending_at(last, claimed: set) -> list[Member]:
             # op's loads as a prologue, which the op's strips cannot take (they
             # read rows of its result); its strips run it on their rows
             # instead. The chain ends there, as it would at the prologue.
-            if _static_nhwc(producer.results[0]) and _static_nhwc(producer.operands[0]) \
-                    and rows_elementwise(producer, as_prologue=True) \
-                    and _remakeable_init(producer):
-                chain.append(Member(producer, is_prologue=True))
+            head = member_of(producer, prologue=True)
+            if head is not None:
+                chain.append(head)
             break
         chain.append(member)
     return chain
