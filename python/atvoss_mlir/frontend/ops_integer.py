@@ -160,6 +160,14 @@ def exact_activation_product(depth: int, *held_zero_points: int) -> bool:
     return bound < 2**24
 
 
+def constant_matrix(node, index: int) -> np.ndarray:
+    """Input `index`, the B operand: a constant matrix."""
+    weight = node.required_constant(index, "B")
+    if weight.ndim != 2:
+        raise ImportFailure("B must be a constant matrix")
+    return weight
+
+
 @handles("QGemm")
 def qgemm(node):
     """com.microsoft QGemm: Gemm on quantised A and B with an int32 bias C
@@ -169,7 +177,7 @@ def qgemm(node):
     if not node.has_input(7):
         raise ImportFailure("a QGemm with a float output is not supported")
     a_q, w_q, y_q = quantization(node, 1, 2), quantization(node, 4, 5), quantization(node, 7, 8)
-    weight = node.required_constant(3, "B")
+    weight = constant_matrix(node, 3)
     if node.attr("transB", 0):
         weight = weight.T
     w_zp = w_q.zero_point
@@ -192,10 +200,7 @@ def qgemm(node):
 def matmul_integer(node):
     a_q = Quantization(np.ones((), np.float32), _zero_point(node, 2), False)
     w_zp = _zero_point(node, 3)
-    weight = node.required_constant(1, "B")
-    if weight.ndim != 2:
-        raise ImportFailure("B must be a constant matrix")
-    weight = centred_weight(weight, w_zp, 1)
+    weight = centred_weight(constant_matrix(node, 1), w_zp, 1)
     a = quantized_value(node, 0)
     a_zp = scalar_zero_point(a_q, "A")
     bias = integer_bias(None, weight.shape[1], weight.astype(np.int64).sum(axis=0), a_zp)

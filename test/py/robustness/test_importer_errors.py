@@ -130,3 +130,22 @@ def test_window_attribute_of_another_type_on_a_contrib_op():
     assert failure.value.diagnostics[0].message == (
         "node 'pool' (QLinearAveragePool, opset 17): attribute 'dilations' must be ints, not "
         "'SAME_UPPER'")
+
+
+def test_qgemm_with_a_b_that_is_no_matrix():
+    """com.microsoft's QGemm with a 3-d B (found by the fuzzer): refused by
+    name, as MatMulInteger's, not the text of a Python unpacking error."""
+    node = helper.make_node("QGemm", ["a", "s", "z", "b", "s", "z", "", "s", "z"], ["y"],
+                            name="gemm", domain="com.microsoft")
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("a", TensorProto.UINT8, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, None)],
+        [numpy_helper.from_array(np.array(0.5, np.float32), "s"),
+         numpy_helper.from_array(np.array(128, np.uint8), "z"),
+         numpy_helper.from_array(np.ones((2, 4, 3), np.uint8), "b")])
+    onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                         helper.make_opsetid("com.microsoft", 1)])
+    with pytest.raises(DiagnosticError) as failure:
+        import_onnx(onnx_model)
+    assert failure.value.diagnostics[0].message == \
+        "node 'gemm' (QGemm, opset 17): B must be a constant matrix"
