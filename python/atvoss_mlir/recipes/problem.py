@@ -289,7 +289,10 @@ def in_place(problem: TilingProblem, operand: OperandTile) -> bool:
             # A GEMM-form conv reads (or writes) a channel slice as a matrix
             # with a row stride.
             views_buffer_as_matrix(problem) and operand.role in ("input", "output")
-            and pixels_collapse_to_rows(operand.value)) and not (
+            and pixels_collapse_to_rows(operand.value) and not (
+                # Priced by the buffer plan before the padded buffer exists:
+                # its interior's rows are strided by the padding.
+                operand.padded_interior and has_identity_layout(operand.value))) and not (
             # The skip a residual start adds on the vector unit, a row at a time.
             operand.role == "residual" and not operand.permuted()
             and rows_of_contiguous_elements(operand.value)):

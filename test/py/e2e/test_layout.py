@@ -427,3 +427,52 @@ def test_input_read_by_two_convs_is_transposed_once():
                                     **FP32)
     nodes = {op["node"] for op in compiled.report["ops"] if op["op"] == "npu.transpose"}
     assert "shortcut" not in nodes, nodes
+
+
+def downsampling_after_shuffle(size: int = 28, channels: int = 116) -> onnx.ModelProto:
+    """ShuffleNetV2's stride-1 unit, then its stride-2 unit reading the
+    shuffled result twice: by a 3x3 stride-2 depthwise conv (its input padded)
+    and by a 1x1 conv, as at the start of ShuffleNetV2's second stage."""
+    rng = np.random.default_rng(5)
+    half, nodes, weights = channels // 2, [], {}
+
+    def conv(name, x, cin, cout, kernel, stride=1, group=1, relu=True):
+        weights[name] = (rng.standard_normal((cout, cin // group, kernel, kernel))
+                         / np.sqrt(cin // group * kernel * kernel)).astype(np.float32)
+        nodes.append(helper.make_node("Conv", [x, name], [name + ".y"], group=group,
+                                      strides=[stride] * 2, pads=[kernel // 2] * 4))
+        if not relu:
+            return name + ".y"
+        nodes.append(helper.make_node("Relu", [name + ".y"], [name + ".r"]))
+        return name + ".r"
+
+    def branch(name, x, width, stride):
+        y = conv(name + ".a", x, width, width, 1)
+        y = conv(name + ".dw", y, width, width, 3, stride, group=width, relu=False)
+        return conv(name + ".b", y, width, width, 1)
+
+    nodes.append(helper.make_node("Split", ["x", "halves"], ["x1", "x2"], axis=1))
+    nodes += [helper.make_node("Concat", ["x1", branch("u0", "x2", half, 1)], ["cat"], axis=1),
+              helper.make_node("Reshape", ["cat", "split"], ["grouped"]),
+              helper.make_node("Transpose", ["grouped"], ["swapped"], perm=[0, 2, 1, 3, 4]),
+              helper.make_node("Reshape", ["swapped", "merge"], ["shuffled"])]
+    left = conv("u1.l", conv("u1.ldw", "shuffled", channels, channels, 3, 2, group=channels,
+                             relu=False), channels, channels, 1)
+    nodes.append(helper.make_node("Concat", [left, branch("u1", "shuffled", channels, 2)], ["y"], axis=1))
+    weights.update({"halves": np.asarray([half, half], np.int64),
+                    "split": np.asarray([1, 2, half, size, size], np.int64),
+                    "merge": np.asarray([1, channels, size, size], np.int64)})
+    return model(nodes, {"x": [1, channels, size, size]},
+                 {"y": [1, 2 * channels, size // 2, size // 2]}, weights)
+
+
+@pytest.mark.parametrize("layout", ["NHWC", "NCHW"])
+def test_tensor_kept_padded_for_a_depthwise_conv_and_read_by_a_1x1_conv(layout):
+    """The buffer plan keeps the shuffled tensor in SRAM padded for the
+    strided depthwise conv; the 1x1 conv reading it then reads a strided
+    interior, which it cannot view as a matrix in place. The plan priced it as
+    the whole buffer it is before the padded buffer exists: with NCHW between
+    layers, the 1x1 conv then had 267,200 B of SRAM left for a 364,288 B copy
+    of its input, and the compilation failed."""
+    compile_and_check(downsampling_after_shuffle(), {"x": randn(1, 116, 28, 28, seed=12)},
+                      f"npu -layout-pref={layout}", **FP32)
