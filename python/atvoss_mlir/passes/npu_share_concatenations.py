@@ -8,6 +8,9 @@ first piece (at offset 0) is itself such a concatenation along the same dim
 - DenseNet's dense block: each layer's input is Concat(previous input, new
 features) - bufferization gives each its own buffer and copies the whole
 earlier concatenation into it, so a block of n layers moves O(n^2) bytes.
+The same for a concatenation whose first pieces are an earlier one's, at the
+same offsets (torchvision's DenseNet: each layer's input is the Concat of the
+block's input and all the features so far).
 Here the chain of concatenations becomes one tensor of the last one's shape:
 the first one's pieces are inserted into it, each later one inserts only its
 new pieces, and every earlier concatenation is read as the slice of the
@@ -98,6 +101,24 @@ def extended(concat: Concatenation) -> Concatenation | None:
     return first if first is not None and first.dim == concat.dim else None
 
 
+def piece_keys(concat: Concatenation) -> tuple:
+    """(dim, value, offset, size) of each piece, in the order of their offsets."""
+    return tuple(sorted(((concat.dim, value, offsets[concat.dim], sizes[concat.dim])
+                         for value, offsets, sizes in concat.pieces), key=lambda k: k[2]))
+
+
+def prefix_of(concat: Concatenation, by_pieces: dict) -> Concatenation | None:
+    """The longest other concatenation of the same first pieces, at the same
+    offsets: torchvision's DenseNet concatenates all the features made so far
+    anew for each layer (Concat(f0, ..., fk)), not the previous Concat and fk."""
+    keys = piece_keys(concat)
+    for length in range(len(keys) - 1, 1, -1):
+        earlier = by_pieces.get(keys[:length])
+        if earlier is not None:
+            return earlier
+    return None
+
+
 def chains(body: ir.Block) -> list:
     """Chains of concatenations, first to last, each extending the one before
     (and the only one extending it)."""
@@ -109,8 +130,11 @@ def chains(body: ir.Block) -> list:
             if concat is not None:
                 found[concat.value] = concat
     previous, extenders = {}, {}
+    by_pieces = {piece_keys(concat): concat for concat in found.values()}
     for concat in found.values():
         earlier = extended(concat)
+        if earlier is None or earlier.value not in found:
+            earlier = prefix_of(concat, by_pieces)
         if earlier is not None and earlier.value in found:
             previous[concat.value] = found[earlier.value]
             extenders.setdefault(earlier.value, []).append(concat.value)
@@ -138,7 +162,9 @@ def share(chain: list) -> None:
     with chain[0].empty.location, ir.InsertionPoint(chain[0].empty):
         shared = empty(shape_of(last.value), element_of(last.value))
     for index, concat in enumerate(chain):
-        pieces = concat.pieces if index == 0 else concat.pieces[1:]
+        # Those the one before inserted (itself, or its own pieces) are in already.
+        start = 0 if index == 0 else shape_of(chain[index - 1].value)[concat.dim]
+        pieces = [piece for piece in concat.pieces if piece[1][concat.dim] >= start]
         anchor = concat.inserts[-1]
         with anchor.location, ir.InsertionPoint(anchor):
             for value, offsets, sizes in pieces:

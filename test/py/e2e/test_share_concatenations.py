@@ -17,10 +17,13 @@ from onnx_testing import model, randn
 
 
 def dense_block(layers: int = 4, channels: int = 16, growth: int = 8,
-                size: int = 16) -> onnx.ModelProto:
-    """BN-ReLU-Conv3x3 layers, each appending `growth` channels to its input."""
+                size: int = 16, all_features: bool = False) -> onnx.ModelProto:
+    """BN-ReLU-Conv3x3 layers, each appending `growth` channels to its input:
+    Concat(input, new features), or with `all_features` the Concat of the
+    block's input and all the features so far, as torchvision's DenseNet is
+    exported."""
     rng = np.random.default_rng(13)
-    nodes, weights, x, width = [], {}, "x", channels
+    nodes, weights, x, width, features = [], {}, "x", channels, ["x"]
     for i in range(layers):
         weights.update({f"s{i}": rng.uniform(0.5, 1.5, width).astype(np.float32),
                         f"b{i}": rng.uniform(-0.1, 0.1, width).astype(np.float32),
@@ -32,17 +35,21 @@ def dense_block(layers: int = 4, channels: int = 16, growth: int = 8,
                                    [f"bn{i}"]),
                   helper.make_node("Relu", [f"bn{i}"], [f"r{i}"]),
                   helper.make_node("Conv", [f"r{i}", f"w{i}"], [f"f{i}"], pads=[1] * 4),
-                  helper.make_node("Concat", [x, f"f{i}"], [f"c{i}"], axis=1)]
+                  helper.make_node("Concat", features + [f"f{i}"] if all_features
+                                   else [x, f"f{i}"], [f"c{i}"], axis=1)]
         x, width = f"c{i}", width + growth
+        features.append(f"f{i}")
     return model(nodes, {"x": [1, channels, size, size]}, {x: [1, width, size, size]}, weights)
 
 
 @pytest.mark.parametrize("target", ["npu -fusion=0", "npu -fusion=2", "npu -layout-pref=NCHW",
                                     SMALL_SRAM_TARGET, "npu -precision=fp16"])
-def test_dense_block_concatenations_share_one_buffer(target):
+@pytest.mark.parametrize("all_features", [False, True])
+def test_dense_block_concatenations_share_one_buffer(target, all_features):
     feeds = {"x": randn(1, 16, 16, 16, seed=14)}
     tolerance = FP16 if "fp16" in target else FP32
-    compiled, _ = compile_and_check(dense_block(), feeds, target, **tolerance)
+    compiled, _ = compile_and_check(dense_block(all_features=all_features), feeds, target,
+                                    **tolerance)
     shared = [r.message for r in compiled.remarks if "concatenations, each extending" in r.message]
     # The inputs of layers 2-4 (24, 32 and 40 channels) are slices of the last one.
     saved = (24 + 32 + 40) * 16 * 16 * (2 if "fp16" in target else 4)
