@@ -5,7 +5,9 @@ elementwise `linalg.generic` whose result only one other elementwise generic
 reads, by the identity, is merged into that reader: one generic computes both
 bodies, so the intermediate tensor is neither written to DRAM nor read back
 (a pre-activation batch-norm and its relu, as in DenseNet, become one pass of
-the vector unit over the tensor). The merged op keeps the reader's output and
+the vector unit over the tensor; a quantised model's DequantizeLinear, Sigmoid
+and QuantizeLinear one pass from int8 to int8, recipes/vector_body.py). The
+merged op keeps the reader's output and
 takes the producer's inputs by their own maps. A merge whose body the vector
 unit cannot run as a chain of steps is undone, with a remark. An intermediate
 of at most a quarter of the SRAM is left to the buffer plan (npu-keep-in-sram),

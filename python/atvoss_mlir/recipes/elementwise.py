@@ -21,9 +21,9 @@ from .problem import (INIT_ATTR, VECTOR_TYPES, LoopDim, OperandTile, Recipe, Til
 from .sram_ops import full_rank_view, in_sram, largest_sizes, scratch, sram_buffer, view_sizes
 from .tile_ir import static, subview
 from .vector_body import body_program
-from .vector_steps import (COMMUTATIVE, FLOAT_TYPES, SWAPPED, ActivationStep, BinaryStep,
-                           CompareStep, CopyStep, QuantizedAddStep, QuantizeStep, Ref, SelectStep,
-                           numbered, step_constants, with_epilogues)
+from .vector_steps import (COMMUTATIVE, FLOAT_TYPES, SWAPPED, TYPE_BYTES, ActivationStep,
+                           BinaryStep, CompareStep, CopyStep, QuantizedAddStep, QuantizeStep, Ref,
+                           SelectStep, numbered, step_constants, step_types, with_epilogues)
 
 NAMED_BINARY = {"linalg.add": "add", "linalg.sub": "sub", "linalg.mul": "mul",
                 "linalg.max": "max", "linalg.min": "min"}
@@ -184,7 +184,8 @@ def elementwise_problem(op, target) -> TilingProblem:
     converts = steps == [CopyStep(Ref("in", 0))] and len(inputs) == 1 \
         and {type_name(inputs[0]), element} <= set(FLOAT_TYPES) - {"f64"}
     # A quantisation step checked its own types (quantized_body.quantization_step).
-    converts = converts or isinstance(steps[0], (QuantizeStep, QuantizedAddStep))
+    converts = converts or any(isinstance(step, (QuantizeStep, QuantizedAddStep))
+                               for step in steps)
     conditions = {s.condition.value for s in steps if isinstance(s, SelectStep)}
     windows = shared_windows(inputs, maps) if op.name == "linalg.generic" else {}
     operands = []
@@ -215,10 +216,15 @@ def elementwise_problem(op, target) -> TilingProblem:
     constants = step_constants(steps)
     dims = elementwise_dims(shape)
 
+    # Scratch tiles hold the steps' results: f32 between a dequantisation and
+    # a quantisation to an i8 output.
+    scratch_bytes = max([element_bytes(operands[-1].element_type)] + [
+        TYPE_BYTES[name] for name in step_types(steps, [type_name(v) for v in inputs],
+                                                element)[:-1]])
+
     def temporaries(t):
         alignment = target.sram_alignment
-        tile_bytes = -(-math.prod(t) * element_bytes(operands[-1].element_type) // alignment) \
-            * alignment
+        tile_bytes = -(-math.prod(t) * scratch_bytes // alignment) * alignment
         # A scratch tile per step but the last, and per tile transposed in SRAM.
         return (max(0, n_steps - 1) + transposed) * tile_bytes \
             + len(constants) * target.sram_alignment
@@ -363,11 +369,14 @@ class ElementwiseRecipe(Recipe):
 
             def loop_order_tile(element):
                 return subview(scratch(op, tile_shape, element), [0] * rank, sizes)
+            types = [ir.Type.parse(name) for name in step_types(
+                steps, [type_name(v) for v in operands[:-1]], str(element_type))]
             # Scalar constants: one-element buffers of the type of the op's
             # values they combine with (a comparison's inputs, not its i1 mask).
-            constant_type = ir.MemRefType(operands[0].type).element_type \
-                if isinstance(steps[0], CompareStep) else element_type
-            for constant in step_constants(steps):   # rank 0 for a scalar op (numpy rules)
+            for constant, number in step_constants(steps, numbers=True):
+                constant_type = ir.MemRefType(operands[0].type).element_type \
+                    if isinstance(steps[number], CompareStep) else types[number]
+                # rank 0 for a scalar op (numpy rules)
                 constants[constant] = scratch(op, [1] if rank else [], constant_type, constant)
 
             def value(ref: Ref):
@@ -390,7 +399,7 @@ class ElementwiseRecipe(Recipe):
             for number, step, epilogue in with_epilogues(steps):
                 last = number + (epilogue is not None) == len(steps) - 1
                 result = out if last and out_loops == list(range(rank)) else \
-                    loop_order_tile(element_type)
+                    loop_order_tile(types[number])
                 if isinstance(step, BinaryStep):
                     binary_op(step, value(step.lhs), value(step.rhs), result, epilogue)
                 elif isinstance(step, ActivationStep):

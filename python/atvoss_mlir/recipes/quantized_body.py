@@ -160,3 +160,77 @@ def quantized_add_step(block: ir.Block, n_inputs: int) -> QuantizedAddStep | Non
     lhs_scale, rhs_scale, offset, _ = numbers
     return QuantizedAddStep(Ref("in", lhs[0]), Ref("in", rhs[0]), Ref("tmp", 0), lhs_scale,
                             rhs_scale, offset, int(lhs[1]), -int(lhs[1]))
+
+
+def _sole_reader(op, name: str):
+    """The op reading `op`'s result as its first operand, when it is the only
+    reader and is named `name`."""
+    uses = list(op.results[0].uses)
+    if len(uses) != 1 or uses[0].operand_number != 0:
+        return None
+    reader = uses[0].owner
+    return reader if reader.name == name else None
+
+
+def _by_constant(op, name: str, value: float | None = None):
+    """`_sole_reader(op, name)` when its other operand is a scalar constant (equal to
+    `value`, when given); with the constant."""
+    reader = _sole_reader(op, name)
+    if reader is None:
+        return None, None
+    constant = constant_value(reader.operands[1])
+    if constant is None or (value is not None and float(constant) != value):
+        return None, None
+    return reader, float(constant)
+
+
+def dequantize_chain(op):
+    """(ops, scale, zero point) of `sitofp(x: i8)`, then `- zp` and `* s`
+    (each optional, each the only reader of the one before), as
+    DequantizeLinear is imported: one npu.dequantize inside a longer body
+    (a merged DequantizeLinear -> op -> QuantizeLinear chain). None otherwise."""
+    if op.name != "arith.sitofp" or str(op.operands[0].type) != "i8" \
+            or str(op.results[0].type) != "f32":
+        return None
+    ops, scale, zero_point = [op], 1.0, 0.0
+    subtract, value = _by_constant(op, "arith.subf")
+    if subtract is not None and value == int(value):
+        ops.append(subtract)
+        zero_point = value
+    multiply, value = _by_constant(ops[-1], "arith.mulf")
+    if multiply is not None:
+        ops.append(multiply)
+        scale = value
+    return ops, scale, int(zero_point)
+
+
+def quantize_chain(op):
+    """(ops, kind, scale, zero point, offset) of `x / s` (quantize; `x * s`,
+    requantize) on f32, then `+ offset` (optional), rounded to even, `+ zp`,
+    saturated to [-128, 127] and converted to i8, each the only reader of the
+    one before, as QuantizeLinear is imported: one npu.requantize inside a
+    longer body. None otherwise."""
+    if op.name not in ("arith.divf", "arith.mulf") or str(op.operands[0].type) != "f32":
+        return None
+    scale = constant_value(op.operands[1])
+    if scale is None:
+        return None
+    ops, offset = [op], 0.0
+    added, value = _by_constant(op, "arith.addf")
+    if added is not None:
+        ops.append(added)
+        offset = value
+    rounded = _sole_reader(ops[-1], "math.roundeven")
+    if rounded is None:
+        return None
+    ops.append(rounded)
+    shifted, zero_point = _by_constant(rounded, "arith.addf")
+    low = _by_constant(shifted, "arith.maximumf", -128.0)[0] if shifted is not None else None
+    high = _by_constant(low, "arith.minimumf", 127.0)[0] if low is not None else None
+    converted = _sole_reader(high, "arith.fptosi") if high is not None else None
+    if converted is None or str(converted.results[0].type) != "i8" \
+            or zero_point != int(zero_point):
+        return None
+    ops += [shifted, low, high, converted]
+    kind = "quantize" if op.name == "arith.divf" else "requantize"
+    return ops, kind, float(scale), int(zero_point), offset

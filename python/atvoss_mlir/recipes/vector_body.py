@@ -12,10 +12,12 @@ from mlir import ir
 
 from .activation_body import activation_of, body_activation
 from .problem import Unsupported, constant_value
-from .quantized_body import quantization_step, quantized_add_step
+from .quantized_body import (dequantize_chain, quantization_step, quantize_chain,
+                             quantized_add_step)
 from .vector_steps import (BINARY_KINDS, CMPF_KINDS, CMPI_KINDS, COMMUTATIVE, CONVERSIONS,
                            FLOAT_TYPES, SWAPPED, UNARY_KINDS, ActivationStep, BinaryStep,
-                           CompareStep, CopyStep, Ref, SelectStep, numbered, operand_refs)
+                           CompareStep, CopyStep, QuantizeStep, Ref, SelectStep, numbered,
+                           operand_refs)
 
 
 def without_unread_steps(steps: list, result: Ref) -> list:
@@ -76,8 +78,25 @@ def body_program(block: ir.Block, n_inputs: int) -> list:
         steps.append(step_type(*operands, result=result, **attributes))
         names[op.results[0]] = result
 
+    folded = set()   # results of ops a quantisation step computes with the one before
     for op in operations[:-1]:
         name = op.name
+        if op.results and op.results[0] in folded:
+            continue
+        quantisation = dequantize_chain(op) or quantize_chain(op)
+        source = ref(op.operands[0]) if quantisation is not None else None
+        if source is not None and source.source != "const":
+            chain, *parameters = quantisation
+            if name == "arith.sitofp":
+                scale, zero_point = parameters
+                step = dict(kind="dequantize", scale=scale, zero_point=zero_point)
+            else:
+                kind, scale, zero_point, offset = parameters
+                step = dict(kind=kind, scale=scale, zero_point=zero_point, offset=offset)
+            folded.update(other.results[0] for other in chain[1:-1])
+            computed(chain[-1], QuantizeStep, source=source, **step)
+            folded.add(chain[-1].results[0])
+            continue
         found = activation_of(op.results[0], block) if len(op.results) == 1 else None
         if found is not None and ref(found[1]) is not None and ref(found[1]).source != "const":
             computed(op, ActivationStep, found[0], ref(found[1]))

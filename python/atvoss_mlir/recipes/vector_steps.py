@@ -115,6 +115,7 @@ CMPF_KINDS = {1: "eq", 2: "gt", 3: "ge", 4: "lt", 5: "le", 13: "ne"}
 CMPI_KINDS = {0: "eq", 1: "ne", 2: "lt", 3: "le", 4: "gt", 5: "ge"}
 SWAPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 FLOAT_TYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+TYPE_BYTES = {"i1": 1, "i8": 1, "f16": 2, "bf16": 2, "i32": 4, "f32": 4, "f64": 8}
 
 
 def operand_refs(step) -> list:
@@ -173,13 +174,41 @@ def with_epilogues(steps: list) -> list:
             for number, step in enumerate(steps) if number not in fused]
 
 
-def step_constants(steps: list) -> list[float]:
+def step_constants(steps: list, numbers: bool = False) -> list:
     """The scalar constants the steps read, each once: one-element SRAM
-    buffers around the tile loop."""
-    found = []
-    for step in steps:
+    buffers around the tile loop (with `numbers`, each with the number of the
+    first step reading it)."""
+    found = {}
+    for number, step in enumerate(steps):
         for name in ("rhs", "on_true", "on_false"):
             ref = getattr(step, name, None)
             if ref is not None and ref.source == "const" and ref.value not in found:
-                found.append(ref.value)
-    return found
+                found[ref.value] = number
+    return list(found.items()) if numbers else list(found)
+
+
+def step_types(steps: list, input_types: list[str], output_type: str) -> list[str]:
+    """The element type of each step's result: a merged DequantizeLinear -> op
+    -> QuantizeLinear chain computes in f32 between an i8 input and output."""
+    types: list[str] = []
+
+    def of(ref: Ref | None) -> str | None:
+        if ref is None or ref.source == "const":
+            return None
+        return input_types[ref.value] if ref.source == "in" else types[ref.value]
+    for step in steps:
+        if isinstance(step, QuantizeStep):
+            found = "f32" if step.kind == "dequantize" else "i8"
+        elif isinstance(step, QuantizedAddStep):
+            found = "i8"
+        elif isinstance(step, CompareStep):
+            found = "i1"
+        elif isinstance(step, SelectStep):
+            found = of(step.on_true) or of(step.on_false)
+        elif isinstance(step, CopyStep):
+            found = output_type
+        else:
+            found = of(getattr(step, "lhs", None) or getattr(step, "source", None)) \
+                or of(getattr(step, "rhs", None))
+        types.append(found or output_type)
+    return types
