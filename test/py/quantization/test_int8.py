@@ -640,3 +640,35 @@ def test_qdq_swish_is_one_pass_of_the_vector_unit(activation_type, tmp_path):
             for c in (compiled, unmerged)]
     # 24 * 24 * 32 int8 in and out, instead of f32 tensors between the steps.
     assert dram[0] < dram[1] / 3, dram
+
+
+def test_reference_takes_the_default_kernels_where_exact_products_fail(monkeypatch):
+    """onnxruntime failed to initialise a quantised torchvision DenseNet under
+    its exact-products option alone ('Attempt to replace the existing
+    tensor'): `atvoss run --check` stopped with an internal error. The
+    reference is then the default kernels' session; a model that fails under
+    both raises the first error."""
+    import onnxruntime
+    from atvoss_mlir.reference import EXACT_PRODUCTS
+    real = onnxruntime.InferenceSession
+
+    def exact(options) -> bool:
+        try:
+            return options.get_session_config_entry(EXACT_PRODUCTS) == "1"
+        except RuntimeError:   # no such entry
+            return False
+
+    def failing_exact(model, options=None, **kwargs):
+        if exact(options):
+            raise RuntimeError("Attempt to replace the existing tensor")
+        return real(model, options, **kwargs)
+    monkeypatch.setattr(onnxruntime, "InferenceSession", failing_exact)
+    model = pattern_model("Sigmoid")
+    x = RNG.standard_normal((1, 8, 8, 8)).astype(np.float32)
+    np.testing.assert_allclose(reference(model, {"x": x})[0], 1 / (1 + np.exp(-x)), rtol=1e-6)
+
+    def failing(model, options=None, **kwargs):
+        raise RuntimeError("exact" if exact(options) else "default")
+    monkeypatch.setattr(onnxruntime, "InferenceSession", failing)
+    with pytest.raises(RuntimeError, match="exact"):
+        reference(model, {"x": x})
