@@ -12,7 +12,9 @@ patterns the zoo lacks.
     Transpose, Reshape) in every unit, as ShuffleNetV2 1.0x at 224x224;
   - deeplab_aspp: a stride-8 backbone and DeepLabV3's ASPP (1x1 and dilated
     3x3 branches, the image-level feature broadcast by Expand, Concat) at
-    128x128.
+    128x128;
+  - densenet121_all_features: the zoo's DenseNet-121 with each layer reading
+    the Concat of all the features so far, as torchvision's is exported.
 
     from more_models import MODELS
     onnx_model = MODELS["unet_like"]()
@@ -24,7 +26,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from zoo import Graph
+from zoo import Graph, densenet121
 
 
 def _model(g: Graph, name: str, output: str, shape_in: list, shape_out: list,
@@ -186,6 +188,14 @@ def deeplab_aspp(image: int = 128, batch: int = 1, opset: int = 13) -> onnx.Mode
                   opset)
 
 
+def densenet121_all_features(image: int = 224, classes: int = 1000, batch: int = 1,
+                             opset: int = 13) -> onnx.ModelProto:
+    """The zoo's DenseNet-121 with each layer's input the Concat of the block's
+    input and all the features so far, as torchvision's DenseNet is exported."""
+    return densenet121(image=image, classes=classes, batch=batch, opset=opset,
+                       all_features=True)
+
+
 MODELS = {"efficientnet_like": efficientnet_like, "unet_like": unet_like,
           "resnet18": resnet18, "mobilenetv1": mobilenetv1, "shufflenetv2": shufflenetv2,
-          "deeplab_aspp": deeplab_aspp}
+          "deeplab_aspp": deeplab_aspp, "densenet121_all_features": densenet121_all_features}

@@ -120,11 +120,14 @@ def resnet50(width: int = 64, image: int = 224, classes: int = 1000, batch: int 
 
 def densenet121(growth: int = 32, blocks: tuple = (6, 12, 24, 16), image: int = 224,
                 classes: int = 1000, batch: int = 1, opset: int = OPSET,
-                seed: int = 0) -> onnx.ModelProto:
+                seed: int = 0, all_features: bool = False) -> onnx.ModelProto:
     """DenseNet-121 (BC): 120 convolutions; every layer of a dense block reads
     the Concat of all earlier features through BN-ReLU-Conv1x1-BN-ReLU-Conv3x3
     and appends `growth` channels; transitions halve the channels (1x1 conv)
-    and the resolution (2x2 average pooling). 8.0M parameters."""
+    and the resolution (2x2 average pooling). 8.0M parameters. Each layer's
+    input is Concat(previous input, new features), or with `all_features` the
+    Concat of the block's input and all the features so far, as torchvision's
+    DenseNet is exported."""
     g = Graph(seed)
 
     def bn_relu_conv(name, source, in_channels, out_channels, kernel):
@@ -136,12 +139,19 @@ def densenet121(growth: int = 32, blocks: tuple = (6, 12, 24, 16), image: int = 
     x = g.node("MaxPool", [x], "pool0", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
     channels = 2 * growth
     for b, layers in enumerate(blocks):
+        features = [x]
         for layer in range(layers):
             name = f"block{b + 1}.layer{layer + 1}"
+            if all_features and layer > 0:
+                x = g.node("Concat", features, f"{name}.input", axis=1)
             y = bn_relu_conv(f"{name}.conv1", x, channels, 4 * growth, 1)
             y = bn_relu_conv(f"{name}.conv2", y, 4 * growth, growth, 3)
-            x = g.node("Concat", [x, y], f"{name}.concat", axis=1)
+            features.append(y)
+            if not all_features:
+                x = g.node("Concat", [x, y], f"{name}.concat", axis=1)
             channels += growth
+        if all_features:
+            x = g.node("Concat", features, f"block{b + 1}.concat", axis=1)
         if b + 1 < len(blocks):
             name = f"transition{b + 1}"
             x = bn_relu_conv(f"{name}.conv", x, channels, channels // 2, 1)
