@@ -57,17 +57,11 @@ def quantization_step(block: ir.Block, n_inputs: int) -> QuantizeStep | None:
             and names[2:] == SATURATE_TO_I8 and n_inputs == 1:
         # x / s (or x * m) + offset, rounded, shifted, saturated: the zero point
         # added before rounding (frontend/ops_quantized's *_zero_point_first)
-        divide, offset, _, shift, low, high, fptosi = ops[:7]
-        if str(x.type) != "f32" or divide.operands[0] != x or str(fptosi.results[0].type) != "i8" \
-                or not all(follows(op, previous) for previous, op in zip(ops[:6], ops[1:7])):
+        chain = quantize_chain(ops[0]) if ops[0].operands[0] == x else None
+        if chain is None:
             return None
-        scale, offset, zero_point = (scalar(op.operands[1]) for op in (divide, offset, shift))
-        if None in (scale, offset, zero_point) or zero_point != int(zero_point) or \
-                scalar(low.operands[1]) != -128.0 or scalar(high.operands[1]) != 127.0:
-            return None
-        kind = "quantize" if divide.name == "arith.divf" else "requantize"
-        return QuantizeStep(kind, Ref("in", 0), Ref("tmp", 0), scale, int(zero_point),
-                            offset=offset)
+        _, kind, scale, zero_point, offset = chain
+        return QuantizeStep(kind, Ref("in", 0), Ref("tmp", 0), scale, zero_point, offset=offset)
     if names[2:] == SATURATE_TO_I8 and names[:2] == ["arith.sitofp", "arith.mulf"]:
         kind = "requantize"
         if str(x.type) != "i32" or ops[0].operands[0] != x or not follows(ops[1], ops[0]):

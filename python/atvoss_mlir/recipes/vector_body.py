@@ -93,9 +93,8 @@ def body_program(block: ir.Block, n_inputs: int) -> list:
             else:
                 kind, scale, zero_point, offset = parameters
                 step = dict(kind=kind, scale=scale, zero_point=zero_point, offset=offset)
-            folded.update(other.results[0] for other in chain[1:-1])
             computed(chain[-1], QuantizeStep, source=source, **step)
-            folded.add(chain[-1].results[0])
+            folded.update(other.results[0] for other in chain[1:])
             continue
         found = activation_of(op.results[0], block) if len(op.results) == 1 else None
         if found is not None and ref(found[1]) is not None and ref(found[1]).source != "const":
