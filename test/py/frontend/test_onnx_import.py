@@ -193,6 +193,39 @@ def test_constant_and_constant_of_shape_fold():
     check(onnx_model, {"x": randn(2, 3)})
 
 
+@pytest.mark.parametrize("reduction", ["none", "add", "max"])
+def test_scatter_nd_of_constants_folds(reduction):
+    """A mask built by ScatterND from constants (Swin's shifted-window
+    attention) is a constant; negative indices count from the end."""
+    nodes = [
+        helper.make_node("ConstantOfShape", ["shape"], ["zeros"], name="zeros",
+                         value=numpy_helper.from_array(np.asarray([0.5], np.float32))),
+        helper.make_node("ScatterND", ["zeros", "indices", "updates"], ["mask"],
+                         name="scatter", reduction=reduction),
+        helper.make_node("Add", ["x", "mask"], ["y"], name="add"),
+    ]
+    indices = np.asarray([[[0, 1]], [[-1, 0]], [[1, 2]]], I64)
+    updates = np.arange(12, dtype=np.float32).reshape(3, 1, 4) - 5
+    onnx_model = model(nodes, {"x": [3, 3, 4]}, {"y": [3, 3, 4]},
+                       {"shape": np.asarray([3, 3, 4], I64), "indices": indices,
+                        "updates": updates}, opset=18)
+    text = import_onnx_text(onnx_model, debug_info=True)
+    assert 'loc("scatter")' not in text and text.count("linalg.generic") == 1
+    check(onnx_model, {"x": randn(3, 3, 4)})
+
+
+def test_computed_scatter_nd_is_a_located_error():
+    nodes = [helper.make_node("Slice", ["x", "start", "end"], ["x_rows"], name="rows"),
+             helper.make_node("ScatterND", ["x", "indices", "x_rows"], ["y"], name="scatter")]
+    onnx_model = model(nodes, {"x": [3, 4]}, {"y": [3, 4]},
+                       {"indices": np.asarray([[0], [2]], I64),
+                        "start": np.asarray([0], I64), "end": np.asarray([2], I64)},
+                       opset=13)
+    message = str(error_of(lambda: import_onnx(onnx_model)))
+    assert "node 'scatter' (ScatterND, opset 13): ScatterND is imported only with " \
+        "constant data, indices and updates" in message
+
+
 def test_dead_nodes_dropout_and_identity_are_removed():
     nodes = [
         helper.make_node("Relu", ["x"], ["r"], name="relu"),
