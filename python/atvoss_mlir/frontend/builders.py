@@ -235,6 +235,13 @@ def insert_strided(value: ir.Value, into: ir.Value, strides) -> ir.Value:
                                 [int(s) for s in strides]).result
 
 
+def insert_at(value: ir.Value, into: ir.Value, offsets) -> ir.Value:
+    """`value` written into `into` from `offsets`."""
+    shape = shape_of(value)
+    return tensor.InsertSliceOp(value, into, [], [], [], [int(o) for o in offsets], shape,
+                                [1] * len(shape)).result
+
+
 def concat(values: list[ir.Value], axis: int) -> ir.Value:
     """Concatenation as insert_slice into an empty tensor (bufferizes to copies
     into subviews)."""

@@ -72,49 +72,6 @@ def gather(node, inputs):
     return [np.take(data, indices.astype(np.int64), axis=node.attr("axis", 0))]
 
 
-_SCATTER_REDUCTIONS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
-
-
-@folds("ScatterND")
-def scatter_nd(node, inputs):
-    """A copy of data with the slices the last axis of indices names set to (or
-    combined by 'reduction' with) updates. Exporters build masks this way from
-    constants (Swin's shifted-window attention mask)."""
-    data, indices, updates = inputs
-    reduction = node.attr("reduction", "none")
-    if isinstance(reduction, bytes):
-        reduction = reduction.decode()
-    if reduction != "none" and reduction not in _SCATTER_REDUCTIONS:
-        raise ImportFailure(f"reduction '{reduction}' is not one of none, add, mul, max, min")
-    depth = indices.shape[-1] if indices.ndim else 0
-    if indices.ndim == 0 or depth > data.ndim:
-        raise ImportFailure(f"indices of shape {list(indices.shape)} do not index data of "
-                            f"shape {list(data.shape)}: their last dim must be at most its rank")
-    expected = list(indices.shape[:-1]) + list(data.shape[depth:])
-    if list(updates.shape) != expected:
-        raise ImportFailure(f"updates have shape {list(updates.shape)}, indices of shape "
-                            f"{list(indices.shape)} into data of shape {list(data.shape)} "
-                            f"need {expected}")
-    bounds = np.asarray(data.shape[:depth], np.int64)
-    positions = indices.astype(np.int64).reshape(-1, depth)
-    if ((positions < -bounds) | (positions >= bounds)).any():
-        raise ImportFailure(f"an index is outside data of shape {list(data.shape)}")
-    positions = np.where(positions < 0, positions + bounds, positions)
-    output = np.array(data, copy=True)
-    values = updates.reshape(len(positions), *data.shape[depth:]).astype(data.dtype)
-    for position, value in zip(positions, values):
-        where = tuple(int(i) for i in position)
-        output[where] = value if reduction == "none" else \
-            _SCATTER_REDUCTIONS[reduction](output[where], value)
-    return [output]
-
-
-@handles("ScatterND")
-def scatter_nd_computed(node):
-    raise ImportFailure("ScatterND is imported only with constant data, indices and "
-                        "updates (folded at import); a computed one is not supported")
-
-
 @folds("Range")
 def range_(node, inputs):
     if len(inputs) != 3:

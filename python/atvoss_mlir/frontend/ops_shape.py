@@ -342,3 +342,82 @@ def _pad_from_source(value, low, high, mode):
                 ([part(0, after)] if after else [])
         value = b.concat(parts, axis)
     return value
+
+
+# -- ScatterND -----------------------------------------------------------------------------
+
+_SCATTER_REDUCTIONS = {"add": (np.add, b.add), "mul": (np.multiply, b.mul),
+                       "max": (np.maximum, b.maximum), "min": (np.minimum, b.minimum)}
+
+# Index tuples a computed ScatterND may have: each is an insert_slice (a copy).
+MAX_SCATTER_SLICES = 1024
+
+
+def _scatter_positions(node, data_shape, indices: np.ndarray, updates_shape) -> np.ndarray:
+    """The index tuples (one row each, negative ones counted from the end) of
+    a ScatterND, checked against data and updates."""
+    reduction = node.attr("reduction", "none")
+    if reduction != "none" and reduction not in _SCATTER_REDUCTIONS:
+        raise ImportFailure(f"reduction '{reduction}' is not one of none, add, mul, max, min")
+    depth = indices.shape[-1] if indices.ndim else 0
+    if indices.ndim == 0 or depth > len(data_shape):
+        raise ImportFailure(f"indices of shape {list(indices.shape)} do not index data of "
+                            f"shape {list(data_shape)}: their last dim must be at most its rank")
+    expected = list(indices.shape[:-1]) + list(data_shape[depth:])
+    if list(updates_shape) != expected:
+        raise ImportFailure(f"updates have shape {list(updates_shape)}, indices of shape "
+                            f"{list(indices.shape)} into data of shape {list(data_shape)} "
+                            f"need {expected}")
+    bounds = np.asarray(data_shape[:depth], np.int64)
+    positions = indices.astype(np.int64).reshape(-1, depth)
+    if ((positions < -bounds) | (positions >= bounds)).any():
+        raise ImportFailure(f"an index is outside data of shape {list(data_shape)}")
+    return np.where(positions < 0, positions + bounds, positions)
+
+
+@folds("ScatterND")
+def scatter_nd_constant(node, inputs):
+    """A copy of data with the slices the last axis of indices names set to (or
+    combined by 'reduction' with) updates. Exporters build masks this way from
+    constants (Swin's shifted-window attention mask)."""
+    data, indices, updates = inputs
+    positions = _scatter_positions(node, data.shape, indices, updates.shape)
+    reduction = node.attr("reduction", "none")
+    output = np.array(data, copy=True)
+    values = updates.reshape(len(positions), *data.shape[positions.shape[1]:]).astype(data.dtype)
+    for position, value in zip(positions, values):
+        where = tuple(int(i) for i in position)
+        output[where] = value if reduction == "none" else \
+            _SCATTER_REDUCTIONS[reduction][0](output[where], value)
+    return [output]
+
+
+@handles("ScatterND")
+def scatter_nd(node):
+    """With constant indices: each index tuple's slice of data is an
+    insert_slice of its slice of updates (combined with the slice of data
+    first under a reduction), in the order of the indices."""
+    indices = node.constant(1)
+    if indices is None:
+        raise ImportFailure("ScatterND's indices (input 1) must be constants: the slices "
+                            "it writes are fixed when the program is compiled")
+    data_shape = node.shape(0)
+    positions = _scatter_positions(node, data_shape, indices, node.shape(2))
+    if len(positions) > MAX_SCATTER_SLICES:
+        raise ImportFailure(f"{len(positions)} index tuples, each a copy of its slice: at most "
+                            f"{MAX_SCATTER_SLICES} are imported")
+    depth = positions.shape[1]
+    inner = list(data_shape[depth:])
+    combine = _SCATTER_REDUCTIONS.get(node.attr("reduction", "none"), (None, None))[1]
+    updates = b.reshape(node.value(2), [len(positions), *inner])
+    result = node.value(0)
+    for row, position in enumerate(positions):
+        piece = b.reshape(b.extract_slice(updates, [row] + [0] * len(inner), [1] + inner),
+                          [1] * depth + inner)
+        offsets = [int(i) for i in position] + [0] * len(inner)
+        sizes = [1] * depth + inner
+        if combine is not None:
+            piece = b.elementwise([b.extract_slice(result, offsets, sizes), piece],
+                                  lambda args: combine(*args))
+        result = b.insert_at(piece, result, offsets)
+    return [result]

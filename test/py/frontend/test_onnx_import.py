@@ -214,16 +214,34 @@ def test_scatter_nd_of_constants_folds(reduction):
     check(onnx_model, {"x": randn(3, 3, 4)})
 
 
-def test_computed_scatter_nd_is_a_located_error():
-    nodes = [helper.make_node("Slice", ["x", "start", "end"], ["x_rows"], name="rows"),
-             helper.make_node("ScatterND", ["x", "indices", "x_rows"], ["y"], name="scatter")]
+@pytest.mark.parametrize("reduction", ["none", "mul", "min"])
+def test_scatter_nd_of_computed_tensors_with_constant_indices(reduction):
+    """Each index tuple writes its slice of the updates into the data, in the
+    order of the indices (rows 2 and 0 of x, then element [1, 3])."""
+    nodes = [helper.make_node("Slice", ["x", "start", "end"], ["rows"], name="rows"),
+             helper.make_node("Neg", ["rows"], ["updates"], name="neg"),
+             helper.make_node("ScatterND", ["x", "row_indices", "updates"], ["scattered"],
+                              name="scatter_rows", reduction=reduction),
+             helper.make_node("ScatterND", ["scattered", "element_index", "value"], ["y"],
+                              name="scatter_element", reduction=reduction)]
     onnx_model = model(nodes, {"x": [3, 4]}, {"y": [3, 4]},
-                       {"indices": np.asarray([[0], [2]], I64),
-                        "start": np.asarray([0], I64), "end": np.asarray([2], I64)},
-                       opset=13)
+                       {"row_indices": np.asarray([[2], [-3]], I64),
+                        "start": np.asarray([1], I64), "end": np.asarray([3], I64),
+                        "element_index": np.asarray([[1, 3]], I64),
+                        "value": np.asarray([7.5], np.float32)}, opset=18)
+    check(onnx_model, {"x": randn(3, 4)})
+
+
+def test_scatter_nd_with_computed_indices_is_a_located_error():
+    nodes = [helper.make_node("Cast", ["x"], ["indices"], to=TensorProto.INT64, name="cast"),
+             helper.make_node("ScatterND", ["data", "indices", "updates"], ["y"],
+                              name="scatter")]
+    onnx_model = model(nodes, {"x": [2, 1]}, {"y": [3]},
+                       {"data": np.zeros(3, np.float32),
+                        "updates": np.ones(2, np.float32)}, opset=13)
     message = str(error_of(lambda: import_onnx(onnx_model)))
-    assert "node 'scatter' (ScatterND, opset 13): ScatterND is imported only with " \
-        "constant data, indices and updates" in message
+    assert "node 'scatter' (ScatterND, opset 13): ScatterND's indices (input 1) must be " \
+        "constants" in message
 
 
 def test_dead_nodes_dropout_and_identity_are_removed():
