@@ -6,10 +6,12 @@ the op's name: a `linalg.generic` (or a `linalg.matmul` / `batch_matmul` with
 whose body is `out + a * b` (the inputs possibly widened with extf/extsi
 first), and whose maps are projections: the output indexed by (batch..., m, n),
 one input by {batch, m, k}, the other by {batch, k, n}, in any order. It
-becomes `linalg.matmul` (no batch dim) or `linalg.batch_matmul` (one) with
-the default maps, each operand whose dims come in another order transposed
-first (`linalg.transpose`, on the vector unit): the matrix unit then runs it
-instead of the fallback engine. Anything else is left as it is.
+becomes `linalg.matmul` (no batch dim) or `linalg.batch_matmul` with the
+default maps, each operand whose dims come in another order transposed
+first (`linalg.transpose`, on the vector unit), several batch dims (an
+attention einsum's batch and heads) collapsed into one around it: the matrix
+unit then runs it instead of the fallback engine. Anything else is left as
+it is.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import linalg
+from mlir.dialects import linalg, tensor
 
+from ..frontend.builders import reassociation_attr
 from ..recipes.problem import copy_npu_attributes, indexing_maps
 from . import ModulePass, PassContext
 from .npu_convert_layout import result_of, transposed
@@ -96,8 +99,6 @@ def contraction(op) -> Contraction | None:
     k = reductions[0]
     batch = out_dims[:-2]
     m, n = out_dims[-2:]
-    if len(batch) > 1:
-        return None
     # Which input holds m: that one is the lhs.
     if set(lhs_dims) == set(batch + [n, k]) and set(rhs_dims) == set(batch + [m, k]):
         lhs, rhs, lhs_dims, rhs_dims = rhs, lhs, rhs_dims, lhs_dims
@@ -112,6 +113,22 @@ def is_default(contraction_: Contraction, op) -> bool:
     identity = list(range(len(contraction_.lhs_order)))
     return op.name != "linalg.generic" and contraction_.lhs_order == identity \
         and contraction_.rhs_order == identity and contraction_.lhs == op.operands[0]
+
+
+def batch_groups(batch: int) -> ir.ArrayAttr:
+    """The reassociation folding the leading `batch` dims of a rank batch + 2
+    tensor into one."""
+    return reassociation_attr([list(range(batch)), [batch], [batch + 1]])
+
+
+def batches_collapsed(value: ir.Value, batch: int) -> ir.Value:
+    shape = ir.RankedTensorType(value.type).shape
+    folded = 1
+    for size in shape[:batch]:
+        folded *= size
+    result_type = ir.RankedTensorType.get([folded, *shape[batch:]],
+                                          ir.RankedTensorType(value.type).element_type)
+    return tensor.CollapseShapeOp(result_type, value, batch_groups(batch)).result
 
 
 @dataclass(frozen=True)
@@ -143,13 +160,23 @@ class NpuNormalizeContractions(ModulePass):
                                                                            found.lhs_order)
             rhs = found.rhs if found.rhs_order == identity else transposed(found.rhs,
                                                                            found.rhs_order)
+            if found.batch > 1:
+                lhs, rhs, init = (batches_collapsed(v, found.batch)
+                                  for v in (lhs, rhs, found.init))
+            else:
+                init = found.init
             builder = linalg.batch_matmul if found.batch else linalg.matmul
-            result = result_of(builder(lhs, rhs, outs=[found.init]))
-        copy_npu_attributes(op, result.owner)
+            product = result_of(builder(lhs, rhs, outs=[init]))
+            result = product if found.batch <= 1 else tensor.ExpandShapeOp(
+                op.results[0].type, product, batch_groups(found.batch), [],
+                ir.RankedTensorType(op.results[0].type).shape).result
+        copy_npu_attributes(op, product.owner)
         moved = [side for side, order in (("lhs", found.lhs_order), ("rhs", found.rhs_order))
                  if order != identity]
         how = f", {' and '.join(moved)} transposed first" if moved else ""
+        if found.batch > 1:
+            how += f", its {found.batch} batch dims as one"
         context.diagnostics.remark(op.location, f"'{op.name}' is a contraction: runs as "
-                                                f"'{result.owner.name}'{how}")
+                                                f"'{product.owner.name}'{how}")
         op.results[0].replace_all_uses_with(result)
         op.erase()

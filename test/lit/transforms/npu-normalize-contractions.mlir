@@ -49,6 +49,33 @@ func.func @generic$batch_swapped(%b: tensor<2x8x4xf32>, %a: tensor<2x8x16xf32>, 
 
 // -----
 
+// An attention einsum (bhid,bhjd->bhij): batch and heads are collapsed into
+// one batch dim around the batch_matmul, the keys transposed first.
+
+// CHECK-LABEL: func.func @generic$batch_and_heads
+// CHECK:         %[[KT:.*]] = linalg.transpose ins(%arg1 : tensor<2x3x16x8xf32>) outs(%{{.*}} : tensor<2x3x8x16xf32>) permutation = [0, 1, 3, 2]
+// CHECK:         %[[Q:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1], [2], [3]] : tensor<2x3x16x8xf32> into tensor<6x16x8xf32>
+// CHECK:         %[[K:.*]] = tensor.collapse_shape %[[KT]] {{\[}}[0, 1], [2], [3]] : tensor<2x3x8x16xf32> into tensor<6x8x16xf32>
+// CHECK:         %[[C:.*]] = tensor.collapse_shape %arg2 {{\[}}[0, 1], [2], [3]] : tensor<2x3x16x16xf32> into tensor<6x16x16xf32>
+// CHECK:         %[[P:.*]] = linalg.batch_matmul ins(%[[Q]], %[[K]] : tensor<6x16x8xf32>, tensor<6x8x16xf32>) outs(%[[C]] : tensor<6x16x16xf32>)
+// CHECK:         %[[R:.*]] = tensor.expand_shape %[[P]] {{\[}}[0, 1], [2], [3]] output_shape [2, 3, 16, 16] : tensor<6x16x16xf32> into tensor<2x3x16x16xf32>
+// CHECK:         return %[[R]]
+func.func @generic$batch_and_heads(%q: tensor<2x3x16x8xf32>, %k: tensor<2x3x16x8xf32>, %c: tensor<2x3x16x16xf32>) -> tensor<2x3x16x16xf32> {
+  // expected-remark @below {{'linalg.generic' is a contraction: runs as 'linalg.batch_matmul', rhs transposed first, its 2 batch dims as one}}
+  %r = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, d)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>,
+                                        affine_map<(b, h, i, j, d) -> (b, h, i, j)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x3x16x8xf32>, tensor<2x3x16x8xf32>) outs(%c : tensor<2x3x16x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x3x16x16xf32>
+  return %r : tensor<2x3x16x16xf32>
+}
+
+// -----
+
 // Not contractions: a product with a subtraction, and a sum of squares. They
 // stay as they are (the tile pass says where they run).
 
@@ -112,4 +139,25 @@ func.func @dot$stays_generic(%a: tensor<5xf32>, %b: tensor<5xf32>, %init: tensor
     linalg.yield %s : f32
   } -> tensor<f32>
   return %r : tensor<f32>
+}
+
+// -----
+
+// A batch dim that one operand lacks (the keys shared by every head) is not a
+// batch_matmul's: the generic stays.
+
+// CHECK-LABEL: func.func @generic$batch_broadcast
+// CHECK:         linalg.generic
+// CHECK-NOT:     linalg.batch_matmul
+func.func @generic$batch_broadcast(%q: tensor<2x3x16x8xf32>, %k: tensor<2x16x8xf32>, %c: tensor<2x3x16x16xf32>) -> tensor<2x3x16x16xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, d)>, affine_map<(b, h, i, j, d) -> (b, j, d)>,
+                                        affine_map<(b, h, i, j, d) -> (b, h, i, j)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x3x16x8xf32>, tensor<2x16x8xf32>) outs(%c : tensor<2x3x16x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x3x16x16xf32>
+  return %r : tensor<2x3x16x16xf32>
 }

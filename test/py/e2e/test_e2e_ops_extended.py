@@ -178,7 +178,10 @@ for name, equation, shapes in (
         ("transpose", "ij->ji", [(4, 6)]),
         ("row_sums", "ij->i", [(4, 6)]),
         ("ellipsis_implicit_output", "...ij,...jk", [(2, 3, 4), (2, 4, 5)]),
-        ("outer_product", "i,j->ij", [(3,), (4,)])):
+        ("outer_product", "i,j->ij", [(3,), (4,)]),
+        ("attention_scores", "bhid,bhjd->bhij", [(2, 3, 6, 8), (2, 3, 5, 8)]),
+        ("spaced_batch_and_groups", "B G H I J, B G H J D -> B G H I D",
+         [(1, 2, 3, 4, 5), (1, 2, 3, 5, 6)])):
     case(f"einsum${name}", "Einsum", {f"x{i}": randn(*s, seed=i) for i, s in enumerate(shapes)},
          opset=12, equation=equation, targets=(DEFAULT_TARGET, SMALL_SRAM_TARGET))
 
@@ -258,6 +261,17 @@ def test_trilu_with_a_constant_mask_runs_on_the_vector_unit():
     compiled, _ = compile_and_check(onnx_model, feeds, target)
     assert compiled.fallback_ops == []
     assert '"npu.select"' in str(compiled.module)
+
+
+@pytest.mark.parametrize("name", ["einsum$attention_scores-default",
+                                  "einsum$spaced_batch_and_groups-small_sram"])
+def test_einsum_with_several_batch_dims_runs_on_the_matrix_unit(name):
+    """An attention einsum (batch and heads; MaxViT's as exported by PyTorch's
+    dynamo exporter, with three) is one batch_matmul, not a fallback loop."""
+    onnx_model, feeds, target = CASES[name]
+    compiled, _ = compile_and_check(onnx_model, feeds, target)
+    assert compiled.fallback_ops == []
+    assert '"npu.matmul"' in str(compiled.module)
 
 
 @pytest.mark.parametrize("name", ["resize$nearest_floor_opset13-default",
