@@ -43,6 +43,14 @@ def remapped(affine_map: ir.AffineMap, new_position: list[int]) -> ir.AffineMap:
     return ir.AffineMap.get(affine_map.n_dims, 0, exprs)
 
 
+def in_order(affine_map: ir.AffineMap) -> bool:
+    """Whether the map's dims come in increasing order (constants aside): a
+    broadcast, or a reduction's output, the vector unit's tiles can read."""
+    dims = [e.position for e in (r.maybe_downcast() for r in affine_map.results)
+            if isinstance(e, ir.AffineDimExpr)]
+    return dims == sorted(dims)
+
+
 def remap_index_ops(op, permutation: list[int]) -> None:
     """Loop m of `op` is now loop permutation[m]: so is every `linalg.index` of
     its body (an ArgMax's position, a mask's coordinate)."""
@@ -104,10 +112,15 @@ class Candidate:
                 existing = inverse_transpose(op.operands[index], permutation, op)
                 if existing is not None:
                     transposed[index] = (existing, permutation)
+        scrambled = [index for index in range(self.input_count) if index not in full_size
+                     and not in_order(remapped(self.maps[index], permutation))]
         if len(transposed) < len(full_size):
             others = [index for index in full_size if index not in transposed]
             self.refusal = (f"input #{others[0]} is not transposed: moving the transpose "
                             f"would transpose that input instead")
+        elif scrambled:
+            self.refusal = (f"input #{scrambled[0]} would be read with its dims out of order "
+                            f"in the moved layout")
         else:
             self.permutation = permutation
             self.sources = {index: f[0] for index, f in transposed.items()}
@@ -187,7 +200,13 @@ def reduction_source(op):
     if len(full_size) != 1:
         return None
     found = transpose_source(op.operands[full_size[0]])
-    return None if found is None else (full_size[0], *found)
+    if found is None:
+        return None
+    # The result keeps its dims in order (a global pool's (N, C)); a reduction
+    # over the channels of a tensor moved to NHWC would not.
+    if not all(in_order(remapped(m, found[1])) for i, m in enumerate(maps) if i != full_size[0]):
+        return None
+    return (full_size[0], *found)
 
 
 def iterate_in_source_layout(op, index: int, source: ir.Value, permutation: list[int]) -> None:

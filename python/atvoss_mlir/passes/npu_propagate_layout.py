@@ -49,7 +49,10 @@ each one transposes a tensor no larger than the one it replaces).
 A reduction whose one full-size input is transposed (a global average pool
 of a conv's result) reads the transpose's source instead: its loops follow
 that layout and its output map is remapped, so its result is unchanged and
-the transpose goes.
+the transpose goes. Neither a reduction nor an elementwise op moves where a
+remapped map would take its dims out of order (a layer norm over the last
+dim of windows cut from an NHWC feature map: its sums would come out as
+(n, c, h), which the vector unit's tiles do not write).
 
 Ops are visited in program order, so the transpose moves down a chain of
 elementwise ops until it reaches an op that wants NCHW (a reshape, the

@@ -291,6 +291,43 @@ func.func @conv_padding$stays(%x: tensor<1x3x8x8xf32>, %w: tensor<3x3x3x4xf32>, 
 
 // -----
 
+// A mean over the last dim of a tensor that is NHWC underneath (a layer norm
+// of windows whose last dim was W in NCHW): in NHWC its result would come out
+// of order, (n, c, h), which the vector unit's tiles cannot write, and
+// subtracting it from the tensor would read it so. The reduction and the
+// subtraction keep the transposed input.
+
+// CHECK-LABEL: func.func @reduction$out_of_order_result_keeps_transpose
+// CHECK:         %[[T:.*]] = linalg.transpose ins(%arg0 : tensor<1x4x4x8xf32>) outs(%{{.*}} : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+// CHECK:         %[[M:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[T]] : tensor<1x8x4x4xf32>) outs(%{{.*}} : tensor<1x8x4xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%[[T]], %[[M]] : tensor<1x8x4x4xf32>, tensor<1x8x4xf32>) outs(%{{.*}} : tensor<1x8x4x4xf32>)
+#id5 = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#rows5 = affine_map<(n, c, h, w) -> (n, c, h)>
+func.func @reduction$out_of_order_result_keeps_transpose(%a: tensor<1x4x4x8xf32>) -> tensor<1x8x4x4xf32> {
+  %e0 = tensor.empty() : tensor<1x8x4x4xf32>
+  %ta = linalg.transpose ins(%a : tensor<1x4x4x8xf32>) outs(%e0 : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<1x8x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x8x4xf32>) -> tensor<1x8x4xf32>
+  %sum = linalg.generic {indexing_maps = [#id5, #rows5], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%ta : tensor<1x8x4x4xf32>) outs(%f : tensor<1x8x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x4xf32>
+  %e2 = tensor.empty() : tensor<1x8x4x4xf32>
+  // expected-remark @below {{'linalg.generic' keeps its transposed inputs: input #1 would be read with its dims out of order in the moved layout}}
+  %centred = linalg.generic {indexing_maps = [#id5, #rows5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%ta, %sum : tensor<1x8x4x4xf32>, tensor<1x8x4xf32>) outs(%e2 : tensor<1x8x4x4xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    linalg.yield %d : f32
+  } -> tensor<1x8x4x4xf32>
+  return %centred : tensor<1x8x4x4xf32>
+}
+
+// -----
+
 // An ArgMax over the channels reads its loop positions: with its loops in NHWC
 // order the channel loop is the last, and `linalg.index 1` becomes
 // `linalg.index 3`.

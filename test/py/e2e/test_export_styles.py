@@ -5,7 +5,10 @@
 - opset 18 and 23, as current PyTorch exports write a transformer block:
   LayerNormalization, MatMul attention with a causal mask built from Trilu,
   comparisons, Where and CastLike, Softmax, Gelu, and a Resize (nearest and
-  linear) of a feature map."""
+  linear) of a feature map;
+- a conv's feature map cut into windows (Reshape, Transpose, Reshape) and
+  layer-normalised over its channels, as MaxViT's and Swin's window
+  attention is exported."""
 
 from __future__ import annotations
 
@@ -115,6 +118,38 @@ def upsampling_head(opset):
     initializers = {"scales": np.asarray([1, 1, 2, 2], F32),
                     "sizes": np.asarray([1, 4, 10, 12], I64)}
     return _model(nodes, {"x": [1, 4, 5, 6]}, {"y": [1, 4, 10, 12]}, initializers, opset)
+
+
+def windowed_layer_norm(channels=16, size=8, window=4):
+    node = helper.make_node
+    count = size // window
+    nodes = [
+        node("Conv", ["x", "w"], ["features"], name="conv"),
+        node("Reshape", ["features", "split"], ["split_windows"], name="view"),
+        node("Transpose", ["split_windows"], ["windows"], name="permute",
+             perm=[0, 2, 4, 3, 5, 1]),
+        node("Reshape", ["windows", "merge"], ["tokens"], name="unsafe_view"),
+        node("LayerNormalization", ["tokens", "gamma", "beta"], ["normed"], name="norm",
+             axis=-1, epsilon=1e-5),
+        node("MatMul", ["normed", "projection"], ["y"], name="project"),
+    ]
+    initializers = {
+        "w": randn(channels, channels, 1, 1, seed=1),
+        "split": np.asarray([1, channels, count, window, count, window], I64),
+        "merge": np.asarray([1, count * count, window * window, channels], I64),
+        "gamma": randn(channels, seed=2), "beta": randn(channels, seed=3),
+        "projection": randn(channels, channels, seed=4)}
+    return _model(nodes, {"x": [1, channels, size, size]},
+                  {"y": [1, count * count, window * window, channels]}, initializers, 18)
+
+
+def test_layer_norm_of_windows_runs_on_the_vector_unit():
+    """The tensor is NHWC underneath; the layer norm over its channels keeps
+    them last instead of following the NHWC conv's layout with its sums
+    coming out of order, which only the fallback engine could write."""
+    compiled, _ = compile_and_check(windowed_layer_norm(), {"x": randn(1, 16, 8, 8)},
+                                    DEFAULT_TARGET, rtol=1e-4, atol=1e-5)
+    assert compiled.fallback_ops == []
 
 
 def test_zoo_cnn_at_opset9_with_dropout_mask_declared():
