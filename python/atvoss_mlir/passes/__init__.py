@@ -67,10 +67,13 @@ def ops_where(root: ir.Operation, keep) -> list:
 
 
 def top_level(op, block: ir.Block):
-    """The ancestor of `op` in `block`."""
-    while op is not None and op.block != block:
+    """The ancestor of `op` in `block`; None when `block` does not hold `op`
+    (an op with no parent, the module, has no block to ask for)."""
+    while op is not None and op.parent is not None:
+        if op.block == block:
+            return op
         op = op.parent
-    return op
+    return None
 
 
 def defined_functions(module: ir.Operation) -> list:

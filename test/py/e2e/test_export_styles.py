@@ -8,7 +8,8 @@
   linear) of a feature map;
 - a conv's feature map cut into windows (Reshape, Transpose, Reshape) and
   layer-normalised over its channels, as MaxViT's and Swin's window
-  attention is exported."""
+  attention is exported;
+- ConvNeXt's classifier head as PyTorch's dynamo exporter writes it."""
 
 from __future__ import annotations
 
@@ -150,6 +151,38 @@ def test_layer_norm_of_windows_runs_on_the_vector_unit():
     compiled, _ = compile_and_check(windowed_layer_norm(), {"x": randn(1, 16, 8, 8)},
                                     DEFAULT_TARGET, rtol=1e-4, atol=1e-5)
     assert compiled.fallback_ops == []
+
+
+def convnext_head(channels=256, classes=256):
+    """Global mean, a Gather of every channel (an as_strided view), the
+    channels-last layer norm between permutes, a Gemm."""
+    node = helper.make_node
+    nodes = [
+        node("ReduceMean", ["x", "axes"], ["mean"], name="mean", keepdims=1),
+        node("Reshape", ["mean", "flat"], ["flattened"], name="reshape"),
+        node("Gather", ["flattened", "every_channel"], ["strided"], name="as_strided", axis=0),
+        node("Transpose", ["strided"], ["last"], name="permute", perm=[0, 2, 3, 1]),
+        node("LayerNormalization", ["last", "gamma", "beta"], ["normed"], name="norm",
+             axis=-1, epsilon=1e-6),
+        node("Transpose", ["normed"], ["first"], name="permute_back", perm=[0, 3, 1, 2]),
+        node("Reshape", ["first", "rows"], ["features"], name="view"),
+        node("Gemm", ["features", "w", "b"], ["y"], name="classifier", transB=1),
+    ]
+    initializers = {
+        "axes": np.asarray([-1, -2], I64), "flat": np.asarray([-1], I64),
+        "every_channel": np.arange(channels, dtype=I64).reshape(1, channels, 1, 1),
+        "gamma": randn(channels, seed=1), "beta": randn(channels, seed=2),
+        "rows": np.asarray([1, channels], I64),
+        "w": randn(classes, channels, seed=3) * 0.05, "b": randn(classes, seed=4)}
+    return _model(nodes, {"x": [1, channels, 2, 2]}, {"y": [1, classes]}, initializers, 18)
+
+
+def test_convnext_head_in_a_small_sram():
+    """With 16 KiB of SRAM the buffer planner looked for an op of the
+    classifier inside the gather's tile loop, walked up to the module and
+    stopped the process (an assertion in the MLIR bindings)."""
+    compile_and_check(convnext_head(), {"x": randn(1, 256, 2, 2)},
+                      "npu -max-sram-bytes=16384", rtol=1e-4, atol=1e-5)
 
 
 def test_zoo_cnn_at_opset9_with_dropout_mask_declared():
