@@ -112,7 +112,10 @@ class Candidate:
                 existing = inverse_transpose(op.operands[index], permutation, op)
                 if existing is not None:
                     transposed[index] = (existing, permutation)
+        # An input read through a whole permutation of the loops is a
+        # transposed tile, in any order; a broadcast's dims must stay in order.
         scrambled = [index for index in range(self.input_count) if index not in full_size
+                     and len(set(dims_of(self.maps[index])) - {None}) < rank
                      and not in_order(remapped(self.maps[index], permutation))]
         if len(transposed) < len(full_size):
             others = [index for index in full_size if index not in transposed]

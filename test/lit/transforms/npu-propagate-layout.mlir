@@ -328,6 +328,32 @@ func.func @reduction$out_of_order_result_keeps_transpose(%a: tensor<1x4x4x8xf32>
 
 // -----
 
+// An input read through a whole permutation of the loops (a transposed tile)
+// is read so in any order: the elementwise op still moves to NHWC, that
+// input's map remapped.
+
+// CHECK-DAG:     #[[SWAPPED:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2, d1)>
+// CHECK-LABEL: func.func @generic$permuted_input_moves
+// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[SWAPPED]], #{{.*}}]{{.*}} ins(%arg0, %arg1 : tensor<1x4x4x8xf32>, tensor<1x8x4x4xf32>) outs(%{{.*}} : tensor<1x4x4x8xf32>)
+// CHECK:         linalg.transpose ins(%[[R]] : tensor<1x4x4x8xf32>) outs(%{{.*}} : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+#id6 = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#swap6 = affine_map<(n, c, h, w) -> (n, c, w, h)>
+func.func @generic$permuted_input_moves(%a: tensor<1x4x4x8xf32>, %b: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %e0 = tensor.empty() : tensor<1x8x4x4xf32>
+  %ta = linalg.transpose ins(%a : tensor<1x4x4x8xf32>) outs(%e0 : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+  %e1 = tensor.empty() : tensor<1x8x4x4xf32>
+  // expected-remark @below {{'linalg.generic' runs in the layout of its transposed input #0: the transpose moves below it}}
+  %sum = linalg.generic {indexing_maps = [#id6, #swap6, #id6], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%ta, %b : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) outs(%e1 : tensor<1x8x4x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x4x4xf32>
+  return %sum : tensor<1x8x4x4xf32>
+}
+
+// -----
+
 // An ArgMax over the channels reads its loop positions: with its loops in NHWC
 // order the channel loop is the last, and `linalg.index 1` becomes
 // `linalg.index 3`.
