@@ -359,6 +359,8 @@ def _scatter_positions(node, data_shape, indices: np.ndarray, updates_shape) -> 
     reduction = node.attr("reduction", "none")
     if reduction != "none" and reduction not in _SCATTER_REDUCTIONS:
         raise ImportFailure(f"reduction '{reduction}' is not one of none, add, mul, max, min")
+    if len(data_shape) == 0:
+        raise ImportFailure("data is a scalar: ScatterND's data has rank at least 1")
     depth = indices.shape[-1] if indices.ndim else 0
     if indices.ndim == 0 or depth > len(data_shape):
         raise ImportFailure(f"indices of shape {list(indices.shape)} do not index data of "
@@ -369,7 +371,7 @@ def _scatter_positions(node, data_shape, indices: np.ndarray, updates_shape) -> 
                             f"{list(indices.shape)} into data of shape {list(data_shape)} "
                             f"need {expected}")
     bounds = np.asarray(data_shape[:depth], np.int64)
-    positions = indices.astype(np.int64).reshape(-1, depth)
+    positions = indices.astype(np.int64).reshape(int(np.prod(indices.shape[:-1])), depth)
     if ((positions < -bounds) | (positions >= bounds)).any():
         raise ImportFailure(f"an index is outside data of shape {list(data_shape)}")
     return np.where(positions < 0, positions + bounds, positions)

@@ -232,6 +232,27 @@ def test_scatter_nd_of_computed_tensors_with_constant_indices(reduction):
     check(onnx_model, {"x": randn(3, 4)})
 
 
+@pytest.mark.parametrize("indices,updates_shape", [
+    (np.zeros((1, 0), I64), [1, 3, 4]),     # an empty tuple names the whole data
+    (np.zeros((0, 1), I64), [0, 4])],       # no tuple: the data unchanged
+    ids=["empty_tuples", "no_tuples"])
+def test_scatter_nd_edge_shapes(indices, updates_shape):
+    nodes = [helper.make_node("Identity", ["new"], ["updates"], name="updates"),
+             helper.make_node("ScatterND", ["x", "indices", "updates"], ["y"], name="scatter")]
+    onnx_model = model(nodes, {"x": [3, 4], "new": updates_shape}, {"y": [3, 4]},
+                       {"indices": indices}, opset=18)
+    check(onnx_model, {"x": randn(3, 4), "new": randn(*updates_shape, seed=1)})
+
+
+def test_scatter_nd_into_a_scalar_is_a_located_error():
+    nodes = [helper.make_node("ScatterND", ["x", "indices", "updates"], ["y"], name="scatter")]
+    onnx_model = model(nodes, {"x": []}, {"y": []},
+                       {"indices": np.zeros((1, 0), I64),
+                        "updates": np.ones(1, np.float32)}, opset=18)
+    message = str(error_of(lambda: import_onnx(onnx_model)))
+    assert "node 'scatter' (ScatterND, opset 18): data is a scalar" in message
+
+
 def test_scatter_nd_with_computed_indices_is_a_located_error():
     nodes = [helper.make_node("Cast", ["x"], ["indices"], to=TensorProto.INT64, name="cast"),
              helper.make_node("ScatterND", ["data", "indices", "updates"], ["y"],
