@@ -188,7 +188,7 @@ def slice_parameters(node, shape):
     steps = steps or [1] * len(starts)
     parameters = [(0, d, 1) for d in shape]
     for axis, start, end, step in zip(axes, starts, ends, steps):
-        axis %= len(shape)
+        axis = normalized_axis(axis, len(shape))
         dim = shape[axis]
         if step == 0:
             raise ImportFailure("a slice step of 0")

@@ -70,11 +70,21 @@ def test_cast_to_unsigned_is_refused_at_the_node():
     ("Pad", {"pads": np.asarray([1, 1], I64), "value": np.asarray(0, F32),
              "axes": np.asarray([1, 2], I64)}, {},
      "2 pads for 2 axes: Pad takes a start and an end per axis"),
+    # An axis past the rank was taken modulo it: the wrong axis sliced.
+    ("Slice", {"starts": np.asarray([1], I64), "ends": np.asarray([3], I64),
+               "axes": np.asarray([6], I64)}, {}, "axis 6 out of range for rank 4"),
 ])
 def test_bad_parameters_are_located_errors(op_type, initializers, attributes, expected):
     message = error_of(one_node(op_type, TensorProto.FLOAT, [1, 3, 4, 5], initializers,
                                 **attributes))
     assert f"node 'node0' ({op_type}, opset 19): {expected}" in message
+
+
+def test_slice_of_a_scalar_is_a_located_error():
+    """Its axis was taken modulo the rank 0: a ZeroDivisionError."""
+    message = error_of(one_node("Slice", TensorProto.FLOAT, [], {
+        "starts": np.asarray([0], I64), "ends": np.asarray([1], I64)}))
+    assert "node 'node0' (Slice, opset 19): axis 0 out of range for rank 0" in message
 
 
 def test_average_pool_divisors_over_the_memory_limit_are_refused(monkeypatch):
