@@ -10,6 +10,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, math
 
 from . import builders as b
+from .handler_api import normalized_axis
 from .onnx_importer import ImportFailure, handles
 
 
@@ -134,8 +135,8 @@ def softmax(node):
 def softmax_axes(opset: int, axis: int | None, rank: int) -> list[int]:
     """The axes a Softmax of `opset` normalises over (`axis` None: its default)."""
     if opset < 13:
-        return list(range((1 if axis is None else axis) % rank, rank))
-    return [(-1 if axis is None else axis) % rank]
+        return list(range(normalized_axis(1 if axis is None else axis, rank), rank))
+    return [normalized_axis(-1 if axis is None else axis, rank)]
 
 
 def _softmax(node, x, rank):

@@ -64,7 +64,7 @@ def batch_normalization(node):
 def layer_normalization(node):
     x = node.value(0)
     shape = b.shape_of(x)
-    axis = node.attr("axis", -1) % len(shape)
+    axis = normalized_axis(node.attr("axis", -1), len(shape))
     axes = list(range(axis, len(shape)))
     epsilon = node.attr("epsilon", 1e-5)
     count = float(np.prod(shape[axis:]))
@@ -233,7 +233,7 @@ def rms_normalization(node):
 def lp_normalization(node):
     x = node.value(0)
     shape = b.shape_of(x)
-    axis, p = node.attr("axis", -1) % len(shape), node.attr("p", 2)
+    axis, p = normalized_axis(node.attr("axis", -1), len(shape)), node.attr("p", 2)
     if p not in (1, 2):
         raise node.unsupported(f"p={p} (1 or 2)")
     if p == 1:
@@ -255,5 +255,5 @@ def lp_normalization(node):
 def mean_variance_normalization(node):
     x = node.value(0)
     rank = len(b.shape_of(x))
-    axes = [a % rank for a in node.attr("axes", [0, 2, 3])]
+    axes = [normalized_axis(a, rank) for a in node.attr("axes", [0, 2, 3])]
     return [_standardized(x, sorted(set(axes)), 1e-9)]

@@ -168,7 +168,7 @@ def hardmax(node):
     x = node.value(0)
     shape = b.shape_of(x)
     rank = len(shape)
-    axis = node.attr("axis", -1 if node.opset >= 13 else 1) % rank
+    axis = normalized_axis(node.attr("axis", -1 if node.opset >= 13 else 1), rank)
     if node.opset < 13:  # the input is seen as 2-D at `axis`
         flat = [int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))]
         return [b.reshape(_hardmax(b.reshape(x, flat), 1), shape)]

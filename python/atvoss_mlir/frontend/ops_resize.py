@@ -17,7 +17,7 @@ import numpy as np
 from mlir.dialects import linalg
 
 from . import builders as b
-from .handler_api import ImportFailure, handles
+from .handler_api import ImportFailure, handles, normalized_axis
 
 _TRANSFORMS = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
                "asymmetric", "tf_crop_and_resize")
@@ -174,7 +174,7 @@ def _geometry(node, shape):
     if (scales is None) == (sizes is None):
         raise ImportFailure("exactly one of scales and sizes must be given")
     axes = node.attr("axes") if node.opset >= 18 else None
-    axes = list(range(rank)) if axes is None else [a % rank for a in axes]
+    axes = list(range(rank)) if axes is None else [normalized_axis(a, rank) for a in axes]
     given = scales if scales is not None else sizes
     if len(given) != len(axes):
         raise ImportFailure(f"{len(given)} {'scales' if sizes is None else 'sizes'} for "

@@ -40,6 +40,9 @@ def reshape_target(node, shape) -> list[int]:
 
 def flatten_target(node, shape) -> list[int]:
     axis = node.attr("axis", 1)
+    if not -len(shape) <= axis <= len(shape):
+        raise ImportFailure(f"axis {axis} out of range for rank {len(shape)} (Flatten takes "
+                            f"-rank to rank)")
     axis = axis + len(shape) if axis < 0 else axis
     return [int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))]
 
@@ -57,7 +60,7 @@ def squeeze_target(node, shape) -> list[int]:
     axes = _axes(node, 1, "the axes")
     if axes is None:
         return [d for d in shape if d != 1]
-    axes = {a % len(shape) for a in axes}
+    axes = {normalized_axis(a, len(shape)) for a in axes}
     if any(shape[a] != 1 for a in axes):
         raise ImportFailure(f"cannot squeeze axes {sorted(axes)} of shape {shape}")
     return [d for i, d in enumerate(shape) if i not in axes]
@@ -68,7 +71,7 @@ def unsqueeze_target(node, shape) -> list[int]:
     if axes is None:
         raise ImportFailure("Unsqueeze needs axes")
     rank = len(shape) + len(axes)
-    axes = sorted(a % rank for a in axes)
+    axes = sorted(normalized_axis(a, rank) for a in axes)
     target, rest = [], iter(shape)
     for i in range(rank):
         target.append(1 if i in axes else next(rest))
@@ -123,19 +126,22 @@ def transpose(node):
 def fold_concat(node, inputs):
     if node.attr("axis") is None:  # numpy would flatten the inputs
         raise ImportFailure("a Concat needs an 'axis' attribute")
-    return [np.concatenate([i for i in inputs if i is not None], axis=node.attr("axis"))]
+    arrays = [i for i in inputs if i is not None]
+    axis = normalized_axis(node.attr("axis"), arrays[0].ndim)
+    return [np.concatenate(arrays, axis=axis)]
 
 
 @handles("Concat")
 def concat(node):
     values = [node.value(i) for i in range(node.input_count) if node.has_input(i)]
     rank = len(b.shape_of(values[0]))
-    values = [v for v in values if b.shape_of(v)[node.attr("axis") % rank] > 0]
-    return [b.concat(values, node.attr("axis") % rank)]
+    axis = normalized_axis(node.attr("axis"), rank)
+    values = [v for v in values if b.shape_of(v)[axis] > 0]
+    return [b.concat(values, axis)]
 
 
 def split_sizes(node, shape) -> tuple[int, list[int]]:
-    axis = node.attr("axis", 0) % len(shape)
+    axis = normalized_axis(node.attr("axis", 0), len(shape))
     if node.opset < 13:
         sizes = node.attr("split")
     else:
@@ -275,7 +281,7 @@ def pad_parameters(node, rank):
         value = 0 if value is None else value.reshape(-1)[0].item()
     axes = list(range(rank))
     if node.opset >= 18 and node.has_input(3):
-        axes = [a % rank for a in _int_list(node.required_constant(3, "the axes"))]
+        axes = [normalized_axis(a, rank) for a in _int_list(node.required_constant(3, "the axes"))]
     if pads is None or len(pads) != 2 * len(axes):
         raise ImportFailure(f"{0 if pads is None else len(pads)} pads for {len(axes)} axes: "
                             f"Pad takes a start and an end per axis")

@@ -70,14 +70,34 @@ def test_cast_to_unsigned_is_refused_at_the_node():
     ("Pad", {"pads": np.asarray([1, 1], I64), "value": np.asarray(0, F32),
              "axes": np.asarray([1, 2], I64)}, {},
      "2 pads for 2 axes: Pad takes a start and an end per axis"),
-    # An axis past the rank was taken modulo it: the wrong axis sliced.
+    # An axis past the rank was taken modulo it: the wrong axis sliced,
+    # normalised, concatenated, split, squeezed...
     ("Slice", {"starts": np.asarray([1], I64), "ends": np.asarray([3], I64),
                "axes": np.asarray([6], I64)}, {}, "axis 6 out of range for rank 4"),
+    ("Softmax", {}, {"axis": 5}, "axis 5 out of range for rank 4"),
+    ("LogSoftmax", {}, {"axis": -5}, "axis -5 out of range for rank 4"),
+    ("Hardmax", {}, {"axis": 4}, "axis 4 out of range for rank 4"),
+    ("LayerNormalization", {"s": np.ones(5, F32)}, {"axis": 6},
+     "axis 6 out of range for rank 4"),
+    ("LpNormalization", {}, {"axis": 4}, "axis 4 out of range for rank 4"),
+    ("Concat", {"other": np.ones((1, 3, 4, 5), F32)}, {"axis": 7},
+     "axis 7 out of range for rank 4"),
+    ("Split", {}, {"axis": 4}, "axis 4 out of range for rank 4"),
+    ("Flatten", {}, {"axis": 5}, "axis 5 out of range for rank 4 (Flatten takes -rank to rank)"),
+    ("Squeeze", {"axes": np.asarray([4], I64)}, {}, "axis 4 out of range for rank 4"),
+    ("Unsqueeze", {"axes": np.asarray([5], I64)}, {}, "axis 5 out of range for rank 5"),
 ])
 def test_bad_parameters_are_located_errors(op_type, initializers, attributes, expected):
     message = error_of(one_node(op_type, TensorProto.FLOAT, [1, 3, 4, 5], initializers,
                                 **attributes))
     assert f"node 'node0' ({op_type}, opset 19): {expected}" in message
+
+
+def test_resize_axes_out_of_range_are_a_located_error():
+    message = error_of(one_node("Resize", TensorProto.FLOAT, [1, 3, 4, 5],
+                                {"sizes": np.asarray([8, 10], I64)}, inputs=["x", "", "", "sizes"],
+                                mode="nearest", axes=[2, 4]))
+    assert "node 'node0' (Resize, opset 19): axis 4 out of range for rank 4" in message
 
 
 def test_slice_of_a_scalar_is_a_located_error():
