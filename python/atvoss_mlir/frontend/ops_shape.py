@@ -127,6 +127,8 @@ def fold_concat(node, inputs):
     if node.attr("axis") is None:  # numpy would flatten the inputs
         raise ImportFailure("a Concat needs an 'axis' attribute")
     arrays = [i for i in inputs if i is not None]
+    if not arrays:
+        raise ImportFailure("a Concat needs at least one input")
     axis = normalized_axis(node.attr("axis"), arrays[0].ndim)
     return [np.concatenate(arrays, axis=axis)]
 

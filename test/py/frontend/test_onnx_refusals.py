@@ -100,6 +100,11 @@ def test_resize_axes_out_of_range_are_a_located_error():
     assert "node 'node0' (Resize, opset 19): axis 4 out of range for rank 4" in message
 
 
+def test_concat_of_no_input_is_a_located_error():
+    message = error_of(one_node("Concat", TensorProto.FLOAT, [2], inputs=["", ""], axis=0))
+    assert "node 'node0' (Concat, opset 19): a Concat needs at least one input" in message
+
+
 def test_slice_of_a_scalar_is_a_located_error():
     """Its axis was taken modulo the rank 0: a ZeroDivisionError."""
     message = error_of(one_node("Slice", TensorProto.FLOAT, [], {
