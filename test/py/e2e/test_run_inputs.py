@@ -201,3 +201,22 @@ def test_check_tolerance_of_an_fp32_output_scales_with_its_largest_value():
     small = np.array([1.0, 1e-3], np.float32)
     assert not compare(args, {"y": small + [0.0, 2e-5]}, {"y": small})["y"]["ok"]
     assert compare(args, {"y": small + [0.0, 5e-6]}, {"y": small})["y"]["ok"]
+
+
+def test_check_of_a_dequantized_output_allows_one_step_and_its_float_rounding():
+    """A quantised model's float output (a DequantizeLinear's, scale s) may be
+    one step off onnxruntime's where a value computed in float before the
+    last QuantizeLinear rounds the other way (LR-ASPP's final bilinear
+    Resize: 332 of 344,064 elements). Two float32 values one step apart
+    differ by s up to their rounding; two steps are a mismatch."""
+    import argparse
+    from atvoss_mlir.tools.check import compare
+    args = argparse.Namespace(rtol=None, atol=None)
+    scale = np.float32(0.0012930724)
+    want = (np.array([62, -5, 0], np.float32) * scale).astype(np.float32)
+    one_step = (np.array([61, -5, 0], np.float32) * scale).astype(np.float32)
+    two_steps = (np.array([60, -5, 0], np.float32) * scale).astype(np.float32)
+    assert abs(float(want[0]) - float(one_step[0])) > float(scale) * (1 + 1e-6)
+    steps = {"y": float(scale)}
+    assert compare(args, {"y": one_step}, {"y": want}, steps=steps)["y"]["ok"]
+    assert not compare(args, {"y": two_steps}, {"y": want}, steps=steps)["y"]["ok"]
