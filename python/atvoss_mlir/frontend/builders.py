@@ -255,8 +255,7 @@ def concat(values: list[ir.Value], axis: int) -> ir.Value:
         part = shape_of(value)
         offsets = [0] * len(shape)
         offsets[axis] = offset
-        result = tensor.InsertSliceOp(value, result, [], [], [], offsets, part,
-                                      [1] * len(shape)).result
+        result = insert_at(value, result, offsets)
         offset += part[axis]
     return result
 

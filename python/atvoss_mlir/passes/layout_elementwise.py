@@ -46,8 +46,7 @@ def remapped(affine_map: ir.AffineMap, new_position: list[int]) -> ir.AffineMap:
 def in_order(affine_map: ir.AffineMap) -> bool:
     """Whether the map's dims come in increasing order (constants aside): a
     broadcast, or a reduction's output, the vector unit's tiles can read."""
-    dims = [e.position for e in (r.maybe_downcast() for r in affine_map.results)
-            if isinstance(e, ir.AffineDimExpr)]
+    dims = [d for d in dims_of(affine_map) if d is not None]
     return dims == sorted(dims)
 
 

@@ -16,6 +16,7 @@ it is.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from mlir import ir
@@ -123,10 +124,7 @@ def batch_groups(batch: int) -> ir.ArrayAttr:
 
 def batches_collapsed(value: ir.Value, batch: int) -> ir.Value:
     shape = ir.RankedTensorType(value.type).shape
-    folded = 1
-    for size in shape[:batch]:
-        folded *= size
-    result_type = ir.RankedTensorType.get([folded, *shape[batch:]],
+    result_type = ir.RankedTensorType.get([math.prod(shape[:batch]), *shape[batch:]],
                                           ir.RankedTensorType(value.type).element_type)
     return tensor.CollapseShapeOp(result_type, value, batch_groups(batch)).result
 

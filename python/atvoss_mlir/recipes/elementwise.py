@@ -21,8 +21,8 @@ from .problem import (INIT_ATTR, VECTOR_TYPES, LoopDim, OperandTile, Recipe, Til
 from .sram_ops import full_rank_view, in_sram, largest_sizes, scratch, sram_buffer, view_sizes
 from .tile_ir import static, subview
 from .vector_body import body_program
-from .vector_steps import (COMMUTATIVE, FLOAT_TYPES, SWAPPED, TYPE_BYTES, ActivationStep,
-                           BinaryStep, CompareStep, CopyStep, QuantizedAddStep, QuantizeStep, Ref,
+from .vector_steps import (COMMUTATIVE, FLOAT_TYPES, SWAPPED, ActivationStep, BinaryStep,
+                           CompareStep, CopyStep, QuantizedAddStep, QuantizeStep, Ref,
                            SelectStep, numbered, step_constants, step_types, with_epilogues)
 
 NAMED_BINARY = {"linalg.add": "add", "linalg.sub": "sub", "linalg.mul": "mul",
@@ -219,7 +219,7 @@ def elementwise_problem(op, target) -> TilingProblem:
     # Scratch tiles hold the steps' results: f32 between a dequantisation and
     # a quantisation to an i8 output.
     scratch_bytes = max([element_bytes(operands[-1].element_type)] + [
-        TYPE_BYTES[name] for name in step_types(steps, [type_name(v) for v in inputs],
+        element_bytes(name) for name in step_types(steps, [type_name(v) for v in inputs],
                                                 element)[:-1]])
 
     def temporaries(t):

@@ -115,7 +115,6 @@ CMPF_KINDS = {1: "eq", 2: "gt", 3: "ge", 4: "lt", 5: "le", 13: "ne"}
 CMPI_KINDS = {0: "eq", 1: "ne", 2: "lt", 3: "le", 4: "gt", 5: "ge"}
 SWAPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 FLOAT_TYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
-TYPE_BYTES = {"i1": 1, "i8": 1, "f16": 2, "bf16": 2, "i32": 4, "f32": 4, "f64": 8}
 
 
 def operand_refs(step) -> list:
