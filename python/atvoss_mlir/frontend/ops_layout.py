@@ -12,7 +12,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
 from . import builders as b
-from .handler_api import ImportFailure, handles
+from .handler_api import ImportFailure, folds, handles
 
 
 # -- DepthToSpace, SpaceToDepth ----------------------------------------------------------------
@@ -216,10 +216,8 @@ def _check_indices(node, indices, length):
         raise ImportFailure(f"indices out of range for an axis of {length} elements")
 
 
-@handles("GatherElements")
-def gather_elements(node):
-    data, indices = node.value(0), node.value(1)
-    shape, index_shape = b.shape_of(data), b.shape_of(indices)
+def gather_elements_axis(node, shape, index_shape) -> int:
+    """GatherElements' axis in [0, rank), once the indices' shape fits the data's."""
     rank = len(shape)
     axis = node.attr("axis", 0)
     if not -rank <= axis < rank or len(index_shape) != rank:
@@ -228,8 +226,47 @@ def gather_elements(node):
     axis %= rank
     if any(i > d for a, (i, d) in enumerate(zip(index_shape, shape)) if a != axis):
         raise ImportFailure(f"indices of shape {index_shape} exceed data of shape {shape}")
+    return axis
+
+
+@folds("GatherElements")
+def fold_gather_elements(node, inputs):
+    """Of constants (a position-id buffer an exporter gathers from): numpy."""
+    data, indices = inputs
+    axis = gather_elements_axis(node, list(data.shape), list(indices.shape))
+    length = data.shape[axis]
+    if indices.size and (indices.min() < -length or indices.max() >= length):
+        raise ImportFailure(f"indices out of range for an axis of {length} elements")
+    window = tuple(slice(None) if a == axis else slice(0, n) for a, n in enumerate(indices.shape))
+    wrapped = np.where(indices < 0, indices + length, indices).astype(np.int64)
+    return [np.take_along_axis(data[window], wrapped, axis)]
+
+
+# A gather from a constant whose elements all have one value (an exporter's
+# buffer of zeros, expanded) gives that value whatever the indices: a
+# constant, up to this many elements.
+MAX_UNIFORM_GATHER = 1 << 20
+
+
+def uniform_gather(node, out_shape) -> np.ndarray | None:
+    """The result of a Gather(Elements) from a constant of one repeated value."""
+    data = node.constant(0)
+    if data is None or data.size == 0 or int(np.prod(out_shape)) > MAX_UNIFORM_GATHER \
+            or not (data == data.flat[0]).all():
+        return None
+    return np.full(out_shape, data.flat[0], data.dtype)
+
+
+@handles("GatherElements")
+def gather_elements(node):
+    data, indices = node.value(0), node.value(1)
+    shape, index_shape = b.shape_of(data), b.shape_of(indices)
+    axis = gather_elements_axis(node, shape, index_shape)
     _check_indices(node, indices, shape[axis])
-    return [gather_by_select(data, indices, axis, list(range(rank)), index_shape, True)]
+    uniform = uniform_gather(node, index_shape)
+    if uniform is not None:
+        return [uniform]
+    return [gather_by_select(data, indices, axis, list(range(len(shape))), index_shape, True)]
 
 
 # Per index, a select over the axis reads the whole data tensor (`length`

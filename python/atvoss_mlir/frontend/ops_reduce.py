@@ -256,28 +256,39 @@ def top_k(node):
 @handles("CumSum", "CumProd")
 def cumulative(node):
     """out[i] = x[0] op ... op x[i] along the axis (exclusive: up to i - 1,
-    reverse: from the end): a generic over (output, j) whose reduction loop j
-    takes the elements in range. Quadratic in the axis length."""
+    reverse: from the end), as a scan in log2(n) steps: step s combines each
+    element with the one 2**s before it (after it, reversed), an elementwise op
+    on two slices of the axis written back into the later one. n log n work on
+    the vector unit, where a reduction over (i, j) would be n**2 on the
+    fallback engine. Floats then add in another order than one after another."""
     x = node.value(0)
     shape = b.shape_of(x)
     rank = len(shape)
     axis = normalized_axis(int(node.required_constant(1, "the axis").reshape(-1)[0]), rank)
     element_type = b.element_of(x)
-    product = node.op_type == "CumProd"
+    combine = b.mul if node.op_type == "CumProd" else b.add
     exclusive, reverse = bool(node.attr("exclusive", 0)), bool(node.attr("reverse", 0))
-    dims = [ir.AffineDimExpr.get(d) for d in range(rank + 1)]
-    at_j = dims[:axis] + [dims[rank]] + dims[axis + 1:rank]
-    predicate = {(False, False): arith.CmpIPredicate.sle, (True, False): arith.CmpIPredicate.slt,
-                 (False, True): arith.CmpIPredicate.sge, (True, True): arith.CmpIPredicate.sgt}[
-                     (exclusive, reverse)]
-    combine = b.mul if product else b.add
+    length = shape[axis]
 
-    def body(args):
-        value, total = args
-        taken = arith.cmpi(predicate, _index_along(rank), _index_along(axis))
-        return arith.select(taken, combine(total, value), total)
-    identity = (1.0 if product else 0.0) if b.is_float(element_type) else int(product)
-    return [b.generic([x], [ir.AffineMap.get(rank + 1, 0, at_j)],
-                      b.fill(identity, shape, element_type),
-                      ir.AffineMap.get(rank + 1, 0, dims[:rank]),
-                      ["parallel"] * rank + ["reduction"], body)]
+    def along(value, start, size):
+        offsets, sizes = [0] * rank, list(shape)
+        offsets[axis], sizes[axis] = start, size
+        return b.extract_slice(value, offsets, sizes)
+
+    def at(start):
+        return [start if d == axis else 0 for d in range(rank)]
+
+    scan, step = x, 1
+    while step < length:
+        updated, partner = (0, step) if reverse else (step, 0)
+        combined = b.elementwise([along(scan, updated, length - step),
+                                  along(scan, partner, length - step)],
+                                 lambda a: combine(a[0], a[1]))
+        scan = b.insert_at(combined, scan, at(updated))
+        step *= 2
+    if not exclusive or length == 0:
+        return [scan]
+    identity = (1.0 if node.op_type == "CumProd" else 0.0) if b.is_float(element_type) \
+        else int(node.op_type == "CumProd")
+    shifted = along(scan, 0, length - 1) if not reverse else along(scan, 1, length - 1)
+    return [b.insert_at(shifted, b.fill(identity, shape, element_type), at(0 if reverse else 1))]

@@ -11,6 +11,7 @@ from mlir import ir
 
 from . import builders as b
 from .handler_api import normalized_axis
+from .ops_layout import gather_tensor, uniform_gather
 from .onnx_importer import ImportFailure, folds, handles
 
 
@@ -246,19 +247,40 @@ def reverse(value, axes):
 
 # -- Gather with constant indices on a runtime tensor ---------------------------------------
 
+def progression(values: np.ndarray) -> tuple[int, int] | None:
+    """(first, step) of values that step up evenly (step >= 1), else None."""
+    if values.size == 0:
+        return None
+    steps = np.diff(values)
+    step = int(steps[0]) if steps.size else 1
+    return (int(values[0]), step) if step >= 1 and (steps == step).all() else None
+
+
 @handles("Gather")
 def gather(node):
-    """Constant indices of rank 0 or 1 become slices; others (of higher rank,
-    or runtime) a selecting linalg.generic."""
+    """Constant indices that step up evenly become one strided slice, other
+    constant indices of rank 0 or 1 a slice each; the rest (of higher rank,
+    or runtime) gather_tensor."""
     source = node.value(0)
     indices = node.constant(1)
     shape = b.shape_of(source)
     axis = normalized_axis(node.attr("axis", 0), len(shape))
-    if indices is None or indices.ndim > 1:
-        from .ops_layout import gather_tensor
-        return [gather_tensor(node, source, axis)]
-    if indices.size and (indices.min() < -shape[axis] or indices.max() >= shape[axis]):
+    if indices is not None and indices.size and \
+            (indices.min() < -shape[axis] or indices.max() >= shape[axis]):
         raise ImportFailure(f"indices out of range for an axis of {shape[axis]} elements")
+    index_shape = b.shape_of(node.value(1)) if indices is None else list(indices.shape)
+    out_shape = shape[:axis] + index_shape + shape[axis + 1:]
+    uniform = uniform_gather(node, out_shape)
+    if uniform is not None:
+        return [uniform]
+    evenly = None if indices is None else progression(indices.reshape(-1) % shape[axis])
+    if evenly is not None:
+        first, step = evenly
+        offsets, sizes, strides = [0] * len(shape), list(shape), [1] * len(shape)
+        offsets[axis], sizes[axis], strides[axis] = first, indices.size, step
+        return [b.reshape(b.extract_slice(source, offsets, sizes, strides), out_shape)]
+    if indices is None or indices.ndim > 1:
+        return [gather_tensor(node, source, axis)]
     parts = []
     for index in indices.reshape(-1):
         offsets, sizes = [0] * len(shape), list(shape)

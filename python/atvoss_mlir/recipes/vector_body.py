@@ -14,7 +14,7 @@ from .activation_body import activation_of, body_activation
 from .problem import Unsupported, constant_value
 from .quantized_body import (dequantize_chain, quantization_step, quantize_chain,
                              quantized_add_step)
-from .vector_steps import (BINARY_KINDS, CMPF_KINDS, CMPI_KINDS, COMMUTATIVE, CONVERSIONS,
+from .vector_steps import (BINARY_KINDS, CMPF_KINDS, CMPI_KINDS, SELF_CMPF_KINDS, COMMUTATIVE, CONVERSIONS,
                            FLOAT_TYPES, SWAPPED, UNARY_KINDS, ActivationStep, BinaryStep,
                            CompareStep, CopyStep, QuantizeStep, Ref, SelectStep, numbered,
                            operand_refs)
@@ -124,7 +124,10 @@ def body_program(block: ir.Block, n_inputs: int) -> list:
                 continue
         if name in ("arith.cmpf", "arith.cmpi"):
             kinds = CMPF_KINDS if name == "arith.cmpf" else CMPI_KINDS
-            kind = kinds.get(ir.IntegerAttr(op.attributes["predicate"]).value)
+            predicate = ir.IntegerAttr(op.attributes["predicate"]).value
+            kind = kinds.get(predicate)
+            if name == "arith.cmpf" and op.operands[0] == op.operands[1]:
+                kind = SELF_CMPF_KINDS.get(predicate, kind)
             lhs, rhs = (ref(value) for value in op.operands)
             if kind is not None and lhs is not None and lhs.source == "const":
                 kind, lhs, rhs = SWAPPED[kind], rhs, lhs

@@ -113,6 +113,8 @@ class SelectStep:
 # the ordered float ones and une (a NaN makes it true, as npu.compare's ne).
 CMPF_KINDS = {1: "eq", 2: "gt", 3: "ge", 4: "lt", 5: "le", 13: "ne"}
 CMPI_KINDS = {0: "eq", 1: "ne", 2: "lt", 3: "le", 4: "gt", 5: "ge"}
+# A float compared with itself: uno (IsNaN) is une, ord is oeq.
+SELF_CMPF_KINDS = {14: "ne", 7: "eq"}
 SWAPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 FLOAT_TYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
 

@@ -88,3 +88,20 @@ func.func @conv$malformed_clip_bound(%x: memref<1x4x4x8xf16, 1>, %w: memref<1x1x
     ins(%x, %w : memref<1x4x4x8xf16, 1>, memref<1x1x8x16xf16, 1>) outs(%y : memref<1x4x4x16xf32, 1>)
   return
 }
+
+// -----
+
+// Unordered of two values (either is NaN) has no vector-unit compare; of one
+// value with itself it is IsNaN, npu.compare "ne".
+func.func @compare$unordered_pair(%x: memref<16xf32, 1>, %y: memref<16xf32, 1>, %c: memref<16xi1, 1>) {
+  // expected-error @below {{'linalg.generic' on SRAM tiles has no npu instruction: a 'arith.cmpf' predicate or operands the vector unit has no compare for}}
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>,
+                                   affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%x, %y : memref<16xf32, 1>, memref<16xf32, 1>) outs(%c : memref<16xi1, 1>) {
+  ^bb0(%a: f32, %b: f32, %o: i1):
+    %r = arith.cmpf uno, %a, %b : f32
+    linalg.yield %r : i1
+  }
+  return
+}

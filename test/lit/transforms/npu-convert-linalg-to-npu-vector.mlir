@@ -168,6 +168,31 @@ func.func @mask$compare_select(%x: memref<16x64xf32, 1>, %t: memref<16x1xf32, 1>
 
 // -----
 
+// A float compared with itself: IsNaN (uno) is "ne", which a NaN makes true;
+// ord (not NaN) is the ordered "eq".
+// CHECK-LABEL: func.func @mask$isnan
+// CHECK:         "npu.compare"(%[[X:.*]], %[[X]], %{{.*}}) {kind = "ne"} : (memref<16x64xf32, 1>, memref<16x64xf32, 1>, memref<16x64xi1, 1>)
+// CHECK:         "npu.compare"(%[[X]], %[[X]], %{{.*}}) {kind = "eq"}
+func.func @mask$isnan(%x: memref<16x64xf32, 1>, %c: memref<16x64xi1, 1>, %d: memref<16x64xi1, 1>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<16x64xf32, 1>) outs(%c : memref<16x64xi1, 1>) {
+  ^bb0(%a: f32, %out: i1):
+    %r = arith.cmpf uno, %a, %a : f32
+    linalg.yield %r : i1
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<16x64xf32, 1>) outs(%d : memref<16x64xi1, 1>) {
+  ^bb0(%a: f32, %out: i1):
+    %r = arith.cmpf ord, %a, %a : f32
+    linalg.yield %r : i1
+  }
+  return
+}
+
+// -----
+
 // A float conversion is npu.activation "none" between the two types.
 // CHECK-LABEL: func.func @convert$f16_to_f32
 // CHECK:         "npu.activation"(%{{.*}}, %{{.*}}) {kind = "none"} : (memref<16x64xf16, 1>, memref<16x64xf32, 1>)

@@ -133,6 +133,16 @@ for exclusive in (0, 1):
              initializers={"axis": np.asarray(1, I64)}, exclusive=exclusive, reverse=reverse)
 case("cumprod$axis0", "CumProd", {"x": randn(4, 3)}, opset=26,
      initializers={"axis": np.asarray(0, I64)})
+# Axes longer than a power of two: the scan's last step combines a partial slice.
+for exclusive in (0, 1):
+    for reverse in (0, 1):
+        for dtype in (F32, np.int32, I64):
+            x = randn(2, 37, 3) if dtype is F32 else ints(2, 37, 3).astype(dtype)
+            case(f"cumsum$long_{np.dtype(dtype).name}_exclusive{exclusive}_reverse{reverse}",
+                 "CumSum", {"x": x}, out_dtype=dtype, exclusive=exclusive, reverse=reverse,
+                 initializers={"axis": np.asarray(-2, I64)})
+case("cumprod$long_reverse", "CumProd", {"x": (1 + randn(3, 19) / 8).astype(F32)}, opset=26,
+     initializers={"axis": np.asarray(1, np.int32)}, reverse=1)
 
 # -- Resize, Upsample --------------------------------------------------------------------------
 image = randn(1, 2, 4, 5)
@@ -253,6 +263,22 @@ case("attention$function_body_causal", "Attention",
 def test_op(name):
     onnx_model, feeds, target = CASES[name]
     compile_and_check(onnx_model, feeds, target)
+
+
+@pytest.mark.parametrize("name", ["cumsum$long_int32_exclusive0_reverse0-default",
+                                  "cumsum$long_float32_exclusive1_reverse1-default"])
+def test_cumsum_runs_on_the_vector_unit(name):
+    """A scan of log2(n) elementwise steps, not an n x n reduction on the fallback engine."""
+    onnx_model, feeds, target = CASES[name]
+    compiled, _ = compile_and_check(onnx_model, feeds, target)
+    assert compiled.fallback_ops == []
+
+
+def test_isnan_runs_on_the_vector_unit():
+    """x != x (npu.compare "ne"), true for NaN alone: infinities and zero are not."""
+    onnx_model, feeds, target = CASES["isnan-default"]
+    compiled, _ = compile_and_check(onnx_model, feeds, target)
+    assert compiled.fallback_ops == []
 
 
 def test_trilu_with_a_constant_mask_runs_on_the_vector_unit():

@@ -201,3 +201,70 @@ def test_transformer_block_export(opset, target):
 @pytest.mark.parametrize("opset", [18, 23])
 def test_resize_head_export(opset):
     compile_and_check(upsampling_head(opset), {"x": randn(1, 4, 5, 6)}, DEFAULT_TARGET)
+
+
+def transformers_embeddings(length=24, hidden=16, vocab=50, pad=1):
+    """An encoder's embeddings and masks as the transformers library exports
+    them: RoBERTa's position ids (a CumSum of the tokens that are not padding),
+    token types gathered from a buffer of zeros (BERT: by constant positions,
+    folded; RoBERTa: by the runtime position ids, whatever they are the zeros),
+    the attention mask's rows gathered by constant indices, and the softmax's
+    NaNs replaced (scaled-dot-product attention's decomposition)."""
+    node = helper.make_node
+    nodes = [
+        node("Equal", ["ids", "pad"], ["is_pad"], name="is_pad"),
+        node("Not", ["is_pad"], ["not_pad"], name="not_pad"),
+        node("Cast", ["not_pad"], ["counted"], name="counted", to=TensorProto.INT32),
+        node("CumSum", ["counted", "one"], ["running"], name="cumsum"),
+        node("Mul", ["running", "counted"], ["kept"], name="kept"),
+        node("Cast", ["kept"], ["kept64"], name="kept64", to=TensorProto.INT64),
+        node("Add", ["kept64", "pad"], ["positions"], name="positions"),
+        node("Expand", ["type_buffer", "buffer_shape"], ["types"], name="types"),
+        node("GatherElements", ["types", "arange"], ["bert_types"], name="bert_types", axis=1),
+        node("GatherElements", ["types", "positions"], ["roberta_types"], name="roberta_types",
+             axis=1),
+        node("Gather", ["words", "ids"], ["w"], name="word_rows"),
+        node("Gather", ["places", "positions"], ["p"], name="position_rows"),
+        node("Gather", ["type_rows", "bert_types"], ["t1"], name="bert_type_rows"),
+        node("Gather", ["type_rows", "roberta_types"], ["t2"], name="roberta_type_rows"),
+        node("Sum", ["w", "p", "t1", "t2"], ["e"], name="embeddings"),
+        node("Softmax", ["e"], ["probs"], name="softmax", axis=-1),
+        node("IsNaN", ["probs"], ["nan"], name="isnan"),
+        node("Where", ["nan", "zero", "probs"], ["y"], name="where"),
+        node("Cast", ["mask"], ["mask_f"], name="mask_f", to=TensorProto.FLOAT),
+        node("Flatten", ["mask_f"], ["mask_rows"], name="flatten", axis=2),
+        node("Gather", ["mask_rows", "every_row"], ["gathered"], name="mask_gather", axis=0),
+        node("Reshape", ["gathered", "mask_shape"], ["mask_y"], name="mask_reshape"),
+    ]
+    initializers = {
+        "pad": np.asarray(pad, I64), "one": np.asarray(1, I64),
+        "type_buffer": np.zeros((1, 64), I64), "buffer_shape": np.asarray([1, 64], I64),
+        "arange": np.arange(length, dtype=I64).reshape(1, length),
+        "words": randn(vocab, hidden, seed=1), "places": randn(length + 2, hidden, seed=2),
+        "type_rows": randn(2, hidden, seed=3), "zero": np.asarray(0.0, F32),
+        "every_row": np.arange(length, dtype=I64).reshape(1, 1, 1, length),
+        "mask_shape": np.asarray([1, 1, 1, length], I64),
+    }
+    graph = helper.make_graph(
+        nodes, "export",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, length]),
+         helper.make_tensor_value_info("mask", TensorProto.INT64, [1, length])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, length, hidden]),
+         helper.make_tensor_value_info("mask_y", TensorProto.FLOAT, [1, 1, 1, length])],
+        [numpy_helper.from_array(np.asarray(v), n) for n, v in initializers.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_transformers_embeddings_and_masks():
+    """Equal to onnxruntime (padding tokens included); the CumSum, the gathers,
+    the IsNaN and the Where run on the NPU's units or fold when compiling.
+    RoBERTa's int64 comparison and casts of 24 elements stay on the fallback."""
+    ids = np.random.default_rng(0).integers(0, 50, (1, 24)).astype(I64)
+    ids[0, -5:] = 1
+    mask = (ids != 1).astype(I64)
+    compiled, _ = compile_and_check(transformers_embeddings(), {"ids": ids, "mask": mask},
+                                    DEFAULT_TARGET)
+    on_fallback = " ".join(compiled.fallback_ops)
+    for name in ("cumsum", "kept", "types", "bert_types", "roberta_types", "bert_type_rows",
+                 "roberta_type_rows", "softmax", "isnan", "where", "mask_gather"):
+        assert f"[node '{name}']" not in on_fallback, compiled.fallback_ops

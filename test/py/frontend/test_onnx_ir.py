@@ -164,6 +164,22 @@ def test_gather_by_runtime_indices_copies_a_slice_per_index():
     assert "linalg.generic" not in text
 
 
+def test_gather_by_evenly_stepping_constant_indices_is_one_strided_slice():
+    """Constant indices 1, 3, 5, ... of any rank: one strided slice, reshaped to
+    the indices' shape (an exporter's Gather of every mask row or channel)."""
+    from onnx import TensorProto, helper, numpy_helper
+    indices = numpy_helper.from_array(np.arange(1, 13, 2, dtype=np.int64).reshape(1, 2, 3), "i")
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["x", "i"], ["y"], axis=1, name="node0")], "test",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 12])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 1, 2, 3])], [indices])
+    text = import_onnx_text(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                                              ir_version=8))
+    filecheck(text, r"tensor.extract_slice %arg0\[0, 1\] \[2, 6\] \[1, 2\]",
+              r"tensor.expand_shape .* into tensor<2x1x2x3xf32>")
+    assert "linalg.generic" not in text and "scf.for" not in text
+
+
 def test_gather_of_a_small_tensor_selects():
     """Slices too small to pay for their DMAs: a select over the axis."""
     from onnx import TensorProto, helper
