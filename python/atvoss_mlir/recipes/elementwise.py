@@ -179,7 +179,9 @@ def elementwise_problem(op, target) -> TilingProblem:
     transposed = int(out_loops != list(range(rank)))
     element = type_name(out)
     compares = len(steps) == 1 and isinstance(steps[0], CompareStep)
-    if element not in VECTOR_TYPES and not (compares and element == "i1"):
+    # i1 results: a comparison's mask, or masks combined by selects.
+    masks = all(isinstance(step, (CompareStep, SelectStep)) for step in steps)
+    if element not in VECTOR_TYPES and not (masks and element == "i1"):
         raise Unsupported(f"element type {element} on the vector unit")
     converts = steps == [CopyStep(Ref("in", 0))] and len(inputs) == 1 \
         and {type_name(inputs[0]), element} <= set(FLOAT_TYPES) - {"f64"}

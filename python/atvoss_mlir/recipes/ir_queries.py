@@ -223,6 +223,8 @@ def constant_value(value: ir.Value):
             return attribute.value
         if isinstance(attribute, ir.IntegerAttr):
             return attribute.value
+        if isinstance(attribute, ir.BoolAttr):   # an i1 constant: a mask's 0 or 1
+            return int(attribute.value)
     return None
 
 

@@ -41,6 +41,37 @@ def reciprocal_of(value: ir.Value) -> float | None:
     return float(float_type(1) / float_type(constant))
 
 
+def mask_select(op, ref) -> tuple[Ref, Ref, Ref] | None:
+    """(condition, on_true, on_false) of the npu.select computing an and, or or
+    not (xor with true) of i1 masks, or a mask's 0 and 1 as numbers (a Cast from
+    bool); None for other ops. The condition must be an input of the op."""
+    def is_mask(value):
+        return str(value.type) == "i1"
+    operands = [ref(value) for value in op.operands]
+    if None in operands:
+        return None
+    # An i1 constant reads as 0 or -1 (a signed bit): a mask is 0 or 1.
+    operands = [Ref("const", float(bool(r.value))) if r.source == "const" else r
+                for r in operands]
+    one, zero = Ref("const", 1.0), Ref("const", 0.0)
+    if op.name in ("arith.extui", "arith.uitofp") and is_mask(op.operands[0]):
+        return operands[0], one, zero
+    if op.name not in ("arith.andi", "arith.ori", "arith.xori") or not is_mask(op.results[0]):
+        return None
+    lhs, rhs = operands
+    if lhs.source != "in":   # and, or and xor commute: the input is the condition
+        lhs, rhs = rhs, lhs
+    if lhs.source != "in":
+        return None
+    if op.name == "arith.andi":
+        return lhs, rhs, zero
+    if op.name == "arith.ori":
+        return lhs, one, rhs
+    if rhs.source == "const":   # x xor 1 = not x; x xor 0 = x
+        return (lhs, zero, one) if rhs.value else (lhs, one, zero)
+    return None
+
+
 def body_program(block: ir.Block, n_inputs: int) -> list:
     """The vector-unit steps computing a linalg.generic body."""
     added = quantized_add_step(block, n_inputs)
@@ -144,6 +175,10 @@ def body_program(block: ir.Block, n_inputs: int) -> list:
                     or on_false is None:
                 raise Unsupported("a select whose condition is not an input of the op")
             computed(op, SelectStep, condition, on_true, on_false)
+            continue
+        chosen = mask_select(op, ref)
+        if chosen is not None:
+            computed(op, SelectStep, *chosen)
             continue
         if name not in BINARY_KINDS:
             raise Unsupported(f"'{name}' in the body has no vector-unit instruction")

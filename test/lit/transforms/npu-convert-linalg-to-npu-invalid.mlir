@@ -105,3 +105,19 @@ func.func @compare$unordered_pair(%x: memref<16xf32, 1>, %y: memref<16xf32, 1>, 
   }
   return
 }
+
+// -----
+
+// Xor of two masks would need the negation of one as a select's operand.
+func.func @mask$xor_pair(%a: memref<16xi1, 1>, %b: memref<16xi1, 1>, %c: memref<16xi1, 1>) {
+  // expected-error @below {{'linalg.generic' on SRAM tiles has no npu instruction: 'arith.xori' in the body has no vector-unit instruction}}
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>,
+                                   affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%a, %b : memref<16xi1, 1>, memref<16xi1, 1>) outs(%c : memref<16xi1, 1>) {
+  ^bb0(%x: i1, %y: i1, %o: i1):
+    %r = arith.xori %x, %y : i1
+    linalg.yield %r : i1
+  }
+  return
+}

@@ -193,6 +193,51 @@ func.func @mask$isnan(%x: memref<16x64xf32, 1>, %c: memref<16x64xi1, 1>, %d: mem
 
 // -----
 
+// Masks combined: and is select(a, b, 0), or select(a, 1, b), not (xor with
+// true) select(a, 0, 1); a mask as a number (a Cast from bool) select(a, 1, 0).
+// CHECK-LABEL: func.func @mask$logic
+// CHECK:         "npu.select"(%[[A:.*]], %[[B:.*]], %{{.*}}, %{{.*}}) : (memref<16x64xi1, 1>, memref<16x64xi1, 1>, memref<1xi1, 1>, memref<16x64xi1, 1>)
+// CHECK:         "npu.select"(%[[A]], %{{.*}}, %[[B]], %{{.*}}) : (memref<16x64xi1, 1>, memref<1xi1, 1>, memref<16x64xi1, 1>, memref<16x64xi1, 1>)
+// CHECK:         "npu.select"(%[[A]], %{{.*}}, %{{.*}}, %{{.*}}) : (memref<16x64xi1, 1>, memref<1xi1, 1>, memref<1xi1, 1>, memref<16x64xi1, 1>)
+// CHECK:         "npu.select"(%[[A]], %{{.*}}, %{{.*}}, %{{.*}}) : (memref<16x64xi1, 1>, memref<1xf32, 1>, memref<1xf32, 1>, memref<16x64xf32, 1>)
+func.func @mask$logic(%a: memref<16x64xi1, 1>, %b: memref<16x64xi1, 1>, %and: memref<16x64xi1, 1>,
+                      %or: memref<16x64xi1, 1>, %not: memref<16x64xi1, 1>, %f: memref<16x64xf32, 1>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : memref<16x64xi1, 1>, memref<16x64xi1, 1>) outs(%and : memref<16x64xi1, 1>) {
+  ^bb0(%x: i1, %y: i1, %out: i1):
+    %r = arith.andi %x, %y : i1
+    linalg.yield %r : i1
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : memref<16x64xi1, 1>, memref<16x64xi1, 1>) outs(%or : memref<16x64xi1, 1>) {
+  ^bb0(%x: i1, %y: i1, %out: i1):
+    %r = arith.ori %x, %y : i1
+    linalg.yield %r : i1
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<16x64xi1, 1>) outs(%not : memref<16x64xi1, 1>) {
+  ^bb0(%x: i1, %out: i1):
+    %true = arith.constant true
+    %r = arith.xori %x, %true : i1
+    linalg.yield %r : i1
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<16x64xi1, 1>) outs(%f : memref<16x64xf32, 1>) {
+  ^bb0(%x: i1, %out: f32):
+    %r = arith.uitofp %x : i1 to f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // A float conversion is npu.activation "none" between the two types.
 // CHECK-LABEL: func.func @convert$f16_to_f32
 // CHECK:         "npu.activation"(%{{.*}}, %{{.*}}) {kind = "none"} : (memref<16x64xf16, 1>, memref<16x64xf32, 1>)

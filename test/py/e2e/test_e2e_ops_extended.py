@@ -79,6 +79,7 @@ case("cast$float_to_bool", "Cast", {"a": np.asarray([[0.0, -0.5, 2.0], [0.0, 3.0
      np.bool_, to=TensorProto.BOOL)
 case("cast$bool_to_float", "Cast", {"a": bools(3, 4)}, F32, to=TensorProto.FLOAT)
 case("cast$int_to_bool", "Cast", {"a": ints(3, 4)}, np.bool_, to=TensorProto.BOOL)
+case("cast$bool_to_int32", "Cast", {"a": bools(3, 4)}, np.int32, to=TensorProto.INT32)
 case("isnan", "IsNaN", {"a": np.asarray([1.0, np.nan, -np.inf, 0.0], F32)}, np.bool_)
 case("isinf$positive_only", "IsInf", {"a": np.asarray([1.0, np.inf, -np.inf, np.nan], F32)},
      np.bool_, detect_negative=0)
@@ -272,6 +273,18 @@ def test_cumsum_runs_on_the_vector_unit(name):
     onnx_model, feeds, target = CASES[name]
     compiled, _ = compile_and_check(onnx_model, feeds, target)
     assert compiled.fallback_ops == []
+
+
+@pytest.mark.parametrize("name", ["and-default", "or-default", "not-default",
+                                  "and$opset7-default", "cast$bool_to_float-default",
+                                  "cast$bool_to_int32-default"])
+def test_mask_logic_runs_on_the_vector_unit(name):
+    """And, Or and Not of masks, and a mask's 0 and 1 as numbers, are npu.select;
+    Xor of two masks is not (a select reads its condition from an input)."""
+    onnx_model, feeds, target = CASES[name]
+    compiled, _ = compile_and_check(onnx_model, feeds, target)
+    assert compiled.fallback_ops == []
+    assert '"npu.select"' in str(compiled.module)
 
 
 def test_isnan_runs_on_the_vector_unit():

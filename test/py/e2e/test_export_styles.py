@@ -257,14 +257,15 @@ def transformers_embeddings(length=24, hidden=16, vocab=50, pad=1):
 
 def test_transformers_embeddings_and_masks():
     """Equal to onnxruntime (padding tokens included); the CumSum, the gathers,
-    the IsNaN and the Where run on the NPU's units or fold when compiling.
-    RoBERTa's int64 comparison and casts of 24 elements stay on the fallback."""
+    the mask's Not and its Cast to numbers, the IsNaN and the Where run on the
+    NPU's units or fold when compiling. RoBERTa's int64 comparison, addition
+    and cast of 24 elements stay on the fallback (the vector unit has no i64)."""
     ids = np.random.default_rng(0).integers(0, 50, (1, 24)).astype(I64)
     ids[0, -5:] = 1
     mask = (ids != 1).astype(I64)
     compiled, _ = compile_and_check(transformers_embeddings(), {"ids": ids, "mask": mask},
                                     DEFAULT_TARGET)
     on_fallback = " ".join(compiled.fallback_ops)
-    for name in ("cumsum", "kept", "types", "bert_types", "roberta_types", "bert_type_rows",
+    for name in ("not_pad", "counted", "cumsum", "kept", "types", "bert_types", "roberta_types", "bert_type_rows",
                  "roberta_type_rows", "softmax", "isnan", "where", "mask_gather"):
         assert f"[node '{name}']" not in on_fallback, compiled.fallback_ops
