@@ -22,7 +22,11 @@ _NUMPY_BINARY = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Pow": n
                  "Max": np.maximum, "Min": np.minimum, "Sum": np.add}
 _NUMPY_UNARY = {"Neg": np.negative, "Sqrt": np.sqrt, "Abs": np.abs, "Floor": np.floor,
                 "Ceil": np.ceil, "Exp": np.exp, "Log": np.log, "Reciprocal": np.reciprocal,
-                "Relu": lambda x: np.maximum(x, 0)}
+                "Relu": lambda x: np.maximum(x, 0), "Round": np.round, "Tanh": np.tanh,
+                # a sinusoidal position embedding of constants
+                "Sin": np.sin, "Cos": np.cos, "Tan": np.tan, "Asin": np.arcsin,
+                "Acos": np.arccos, "Atan": np.arctan, "Sinh": np.sinh, "Cosh": np.cosh,
+                "Asinh": np.arcsinh, "Acosh": np.arccosh, "Atanh": np.arctanh}
 
 
 @folds(*_NUMPY_BINARY, "Div")

@@ -126,12 +126,14 @@ def _dropout_mask(node, shape, dtype) -> np.ndarray:
     return np.ones(shape, np.bool_) if node.opset >= 10 else None
 
 
-@folds("ReduceProd", "ReduceSum", "ReduceMin", "ReduceMax")
+@folds("ReduceProd", "ReduceSum", "ReduceMin", "ReduceMax", "ReduceMean")
 def reduce_constant(node, inputs):
     from .ops_reduce import reduction_axes
+    if node.op_type == "ReduceMean" and inputs[0].dtype.kind != "f":
+        return None   # an integer mean: the handler's rounding
     axes = reduction_axes(node, inputs[0].ndim)
     fn = {"ReduceProd": np.prod, "ReduceSum": np.sum, "ReduceMin": np.min,
-          "ReduceMax": np.max}[node.op_type]
+          "ReduceMax": np.max, "ReduceMean": np.mean}[node.op_type]
     keepdims = bool(node.attr("keepdims", 1))
     return [np.asarray(fn(inputs[0], axis=tuple(axes), keepdims=keepdims)).astype(inputs[0].dtype)]
 

@@ -60,13 +60,24 @@ def space_to_depth(node):
 
 # -- Tile, Trilu -----------------------------------------------------------------------------
 
+def tile_repeats(shape, repeats) -> list[int]:
+    repeats = [int(r) for r in repeats.reshape(-1)]
+    if len(repeats) != len(shape) or min(repeats, default=1) < 0:
+        raise ImportFailure(f"repeats {repeats} do not fit a rank-{len(shape)} tensor")
+    return repeats
+
+
+@folds("Tile")
+def fold_tile(node, inputs):
+    """Of constants (a position embedding's grid of coordinates): numpy."""
+    return [np.tile(inputs[0], tile_repeats(inputs[0].shape, inputs[1]))]
+
+
 @handles("Tile")
 def tile(node):
     x = node.value(0)
     shape = b.shape_of(x)
-    repeats = [int(r) for r in node.required_constant(1, "the repeats").reshape(-1)]
-    if len(repeats) != len(shape) or min(repeats, default=1) < 0:
-        raise ImportFailure(f"repeats {repeats} do not fit a rank-{len(shape)} tensor")
+    repeats = tile_repeats(shape, node.required_constant(1, "the repeats"))
     if 0 in repeats or 0 in shape:
         raise node.unsupported("Tile to an empty tensor")
     # (a, b) -> (1, a, 1, b) -> broadcast (ra, a, rb, b) -> (ra*a, rb*b)
@@ -314,8 +325,15 @@ def gather_tensor(node, data, axis):
     index, or a select over the axis when the slices are too small to pay for
     their DMAs."""
     indices = node.value(1)
+    _check_indices(node, indices, b.shape_of(data)[axis])
+    return gather_values(data, indices, axis)
+
+
+def gather_values(data, indices, axis):
+    """Gather by an index tensor (runtime values, or a constant tensor): a slice
+    copied per index, or a select over the axis when the slices are too small
+    to pay for their DMAs. An index out of range is not checked here."""
     shape, index_shape = b.shape_of(data), b.shape_of(indices)
-    _check_indices(node, indices, shape[axis])
     out_shape = shape[:axis] + index_shape + shape[axis + 1:]
     if int(np.prod(shape)) >= ROW_GATHER_MIN_WORK and int(np.prod(index_shape)) > 0:
         return gather_by_slices(data, indices, axis, out_shape)

@@ -7,7 +7,7 @@ from mlir import ir
 from mlir.dialects import arith, math
 
 from . import builders as b
-from .handler_api import ImportFailure, handles, normalized_axis
+from .handler_api import ImportFailure, folds, handles, normalized_axis
 
 
 # -- normalization -------------------------------------------------------------------------
@@ -24,6 +24,34 @@ def _check_per_channel(node, channels: int, shape: list, params: list) -> None:
         if len(found) != 1 or (channels >= 0 and found[0] >= 0 and found[0] != channels):
             raise ImportFailure(f"{name} has shape {found}, not [{channels}] (one per channel "
                                 f"of the {shape} input)")
+
+
+@folds("BatchNormalization")
+def fold_batch_normalization(node, inputs):
+    """Of constants: numpy. NF-ResNet's weight standardisation normalises a
+    conv's weights so, in training mode: by their own mean and variance."""
+    x, params = inputs[0], inputs[1:5]
+    if x.dtype.kind != "f" or node.attr("spatial", 1) != 1 or len(params) != 4:
+        return None
+    if x.ndim < 2:
+        raise ImportFailure(f"expects an input of rank 2 or more (N, C, ...), not {list(x.shape)}")
+    _check_per_channel(node, x.shape[1], list(x.shape), params)
+    scale, shift, mean, variance = (p.astype(np.float64) for p in params)
+    training = bool(node.attr("training_mode", 0))
+    wide = x.astype(np.float64)
+    if training:   # the statistics of the batch itself (the variance of the population)
+        others = tuple(d for d in range(x.ndim) if d != 1)
+        used_mean, used_variance = wide.mean(axis=others), wide.var(axis=others)
+    else:
+        used_mean, used_variance = mean, variance
+    factor = scale / np.sqrt(used_variance + node.attr("epsilon", 1e-5))
+    y = wide * _per_channel(factor, x.ndim) + _per_channel(shift - used_mean * factor, x.ndim)
+    outputs = [y.astype(x.dtype)]
+    if training:   # the running statistics
+        momentum = node.attr("momentum", 0.9)
+        outputs += [(mean * momentum + used_mean * (1 - momentum)).astype(params[2].dtype),
+                    (variance * momentum + used_variance * (1 - momentum)).astype(params[3].dtype)]
+    return outputs[:len(node.proto.output)]
 
 
 @handles("BatchNormalization")

@@ -10,7 +10,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, math
 
 from . import builders as b
-from .handler_api import ImportFailure, handles, normalized_axis
+from .handler_api import ImportFailure, folds, handles, normalized_axis
 
 
 def reduction_axes(node, rank) -> list[int]:
@@ -252,6 +252,22 @@ def top_k(node):
 
 
 # -- CumSum, CumProd -------------------------------------------------------------------------
+
+@folds("CumSum", "CumProd")
+def fold_cumulative(node, inputs):
+    """Of constants (a sinusoidal position embedding counts the pixels of a mask
+    of ones): numpy, adding one element after another as onnxruntime does."""
+    x, axis = inputs[0], inputs[1]
+    axis = normalized_axis(int(np.asarray(axis).reshape(-1)[0]), x.ndim)
+    exclusive, reverse = bool(node.attr("exclusive", 0)), bool(node.attr("reverse", 0))
+    scan = np.cumprod if node.op_type == "CumProd" else np.cumsum
+    values = np.flip(x, axis) if reverse else x
+    result = scan(values, axis=axis, dtype=x.dtype)
+    if exclusive and result.shape[axis]:
+        identity = np.full_like(np.take(result, [0], axis), int(node.op_type == "CumProd"))
+        result = np.concatenate([identity, np.delete(result, -1, axis)], axis)
+    return [np.flip(result, axis) if reverse else result]
+
 
 @handles("CumSum", "CumProd")
 def cumulative(node):

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 from mlir import ir
+from mlir.dialects import arith
 
 from . import builders as b
 from .handler_api import normalized_axis
-from .ops_layout import gather_tensor, uniform_gather
+from .ops_layout import gather_tensor, gather_values, uniform_gather
 from .onnx_importer import ImportFailure, folds, handles
 
 
@@ -258,9 +259,7 @@ def progression(values: np.ndarray) -> tuple[int, int] | None:
 
 @handles("Gather")
 def gather(node):
-    """Constant indices that step up evenly become one strided slice, other
-    constant indices of rank 0 or 1 a slice each; the rest (of higher rank,
-    or runtime) gather_tensor."""
+    """Constant indices: gather_by_constant; runtime ones gather_tensor."""
     source = node.value(0)
     indices = node.constant(1)
     shape = b.shape_of(source)
@@ -269,27 +268,118 @@ def gather(node):
             (indices.min() < -shape[axis] or indices.max() >= shape[axis]):
         raise ImportFailure(f"indices out of range for an axis of {shape[axis]} elements")
     index_shape = b.shape_of(node.value(1)) if indices is None else list(indices.shape)
-    out_shape = shape[:axis] + index_shape + shape[axis + 1:]
-    uniform = uniform_gather(node, out_shape)
+    uniform = uniform_gather(node, shape[:axis] + index_shape + shape[axis + 1:])
     if uniform is not None:
         return [uniform]
-    evenly = None if indices is None else progression(indices.reshape(-1) % shape[axis])
+    if indices is None:
+        return [gather_tensor(node, source, axis)]
+    return [gather_by_constant(source, indices % shape[axis], axis)]
+
+
+# Constant indices a Gather copies one slice each for; more go through
+# gather_values as a constant index tensor (a loop, not an unrolled copy each).
+MAX_INDEX_SLICES = 1024
+
+
+def gather_by_constant(source, indices: np.ndarray, axis: int):
+    """Gather by constant indices in range: one strided slice when they step up
+    evenly, else a slice each (up to MAX_INDEX_SLICES of them), else
+    gather_values on the indices as a constant tensor."""
+    shape = b.shape_of(source)
+    out_shape = shape[:axis] + list(indices.shape) + shape[axis + 1:]
+    evenly = progression(indices.reshape(-1))
     if evenly is not None:
         first, step = evenly
         offsets, sizes, strides = [0] * len(shape), list(shape), [1] * len(shape)
         offsets[axis], sizes[axis], strides[axis] = first, indices.size, step
-        return [b.reshape(b.extract_slice(source, offsets, sizes, strides), out_shape)]
-    if indices is None or indices.ndim > 1:
-        return [gather_tensor(node, source, axis)]
+        return b.reshape(b.extract_slice(source, offsets, sizes, strides), out_shape)
+    if indices.size > MAX_INDEX_SLICES:
+        return gather_values(source, b.constant_tensor(indices.astype(np.int64)), axis)
     parts = []
     for index in indices.reshape(-1):
         offsets, sizes = [0] * len(shape), list(shape)
-        offsets[axis], sizes[axis] = int(index) % shape[axis], 1
+        offsets[axis], sizes[axis] = int(index), 1
         parts.append(b.extract_slice(source, offsets, sizes))
-    result = b.concat(parts, axis)
-    if indices.ndim == 0:
-        result = b.reshape(result, shape[:axis] + shape[axis + 1:])
-    return [result]
+    return b.reshape(b.concat(parts, axis), out_shape)
+
+
+# -- GatherND --------------------------------------------------------------------------------
+
+def gather_nd_shapes(node, shape: list, index_shape: list) -> tuple[int, int]:
+    """GatherND's batch_dims and the length k of an index tuple, checked."""
+    batch_dims = node.attr("batch_dims", 0)
+    if not index_shape or not 0 <= batch_dims < min(len(shape), len(index_shape)):
+        raise ImportFailure(f"batch_dims {batch_dims} does not fit data of shape {shape} "
+                            f"and indices of shape {index_shape}")
+    if shape[:batch_dims] != index_shape[:batch_dims]:
+        raise ImportFailure(f"the batch dims of data {shape} and indices {index_shape} differ")
+    k = index_shape[-1]
+    if not 1 <= k <= len(shape) - batch_dims:
+        raise ImportFailure(f"index tuples of {k} elements into data of rank {len(shape)} "
+                            f"after {batch_dims} batch dims")
+    return batch_dims, k
+
+
+def batch_offsets(shape: list, index_shape: list, batch_dims: int, k: int) -> np.ndarray:
+    """Each index tuple's first row of the data flattened to (batch and indexed
+    dims, rest): its batch number times the rows of a batch."""
+    batches = np.arange(int(np.prod(shape[:batch_dims])), dtype=np.int64)
+    rows = int(np.prod(shape[batch_dims:batch_dims + k]))
+    outer = index_shape[:batch_dims] + [1] * (len(index_shape) - 1 - batch_dims)
+    return np.broadcast_to((batches * rows).reshape(outer), index_shape[:-1])
+
+
+@folds("GatherND")
+def fold_gather_nd(node, inputs):
+    data, indices = inputs
+    batch_dims, k = gather_nd_shapes(node, list(data.shape), list(indices.shape))
+    rows = constant_rows(node, list(data.shape), indices, batch_dims, k)
+    flat = data.reshape([-1] + list(data.shape[batch_dims + k:]))
+    return [np.take(flat, rows, axis=0)]
+
+
+def constant_rows(node, shape, indices, batch_dims, k) -> np.ndarray:
+    """The rows of the flattened data constant index tuples name, in range."""
+    dims = np.asarray(shape[batch_dims:batch_dims + k])
+    if indices.size and ((indices < -dims).any() or (indices >= dims).any()):
+        raise ImportFailure(f"an index tuple out of range for dims {dims.tolist()}")
+    wrapped = np.where(indices < 0, indices + dims, indices).astype(np.int64)
+    within = np.ravel_multi_index(tuple(np.moveaxis(wrapped, -1, 0)), tuple(dims)) \
+        if indices.size else np.zeros(indices.shape[:-1], np.int64)
+    return batch_offsets(shape, list(indices.shape), batch_dims, k) + within
+
+
+@handles("GatherND")
+def gather_nd(node):
+    """The data flattened to (batch and indexed dims, rest), each index tuple a
+    row number of it (computed in numpy for constant indices, by elementwise
+    ops for runtime ones), then a Gather of those rows."""
+    data = node.value(0)
+    shape = b.shape_of(data)
+    indices = node.constant(1)
+    index_shape = b.shape_of(node.value(1)) if indices is None else list(indices.shape)
+    batch_dims, k = gather_nd_shapes(node, shape, index_shape)
+    flat = b.reshape(data, [int(np.prod(shape[:batch_dims + k]))] + shape[batch_dims + k:])
+    if indices is not None:
+        return [gather_by_constant(flat, constant_rows(node, shape, indices, batch_dims, k), 0)]
+    tuples = node.value(1)
+    i64 = ir.IntegerType.get_signless(64)
+    rows = b.constant_tensor(batch_offsets(shape, index_shape, batch_dims, k).copy())
+    stride = 1
+    for j in reversed(range(k)):
+        dim = shape[batch_dims + j]
+        part = b.reshape(b.extract_slice(tuples, [0] * (len(index_shape) - 1) + [j],
+                                         index_shape[:-1] + [1]), index_shape[:-1])
+        if b.element_of(part) != i64:
+            part = b.elementwise([part], lambda a: arith.extsi(i64, a[0]), i64)
+
+        def add_row(a, dim=dim, stride=stride):   # rows + wrap(index) * stride
+            negative = arith.cmpi(arith.CmpIPredicate.slt, a[1], b.const_like(0, a[1]))
+            wrapped = arith.select(negative, arith.addi(a[1], b.const_like(dim, a[1])), a[1])
+            return arith.addi(a[0], arith.muli(wrapped, b.const_like(stride, a[1])))
+        rows = b.elementwise([rows, part], add_row, i64)
+        stride *= dim
+    return [gather_values(flat, rows, 0)]
 
 
 # -- Pad -----------------------------------------------------------------------------------

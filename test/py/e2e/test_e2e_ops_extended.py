@@ -204,6 +204,17 @@ case("gatherelements$runtime_indices", "GatherElements",
 case("gather$2d_indices_axis1", "Gather", {"x": data},
      initializers={"i": np.asarray([[0, 4], [-1, 2], [3, 3]], I64)}, axis=1)
 case("gather$runtime_scalar_index", "Gather", {"x": data, "i": np.asarray(2, I64)}, axis=0)
+cube = randn(3, 4, 5)
+for name, indices, batch_dims in (
+        ("elements", [[0, 1, 2], [2, -1, 0], [1, 3, -5]], 0),       # k = rank: one element each
+        ("rows", [[[1], [0]], [[2], [2]]], 0),                     # k = 1: a 4x5 slice each
+        ("pairs_batch1", [[[1], [3]], [[0], [0]], [[-1], [2]]], 1),  # a 5-row each, per batch
+        ("evenly", [[0, 0], [0, 1], [0, 2], [0, 3]], 0)):        # consecutive rows: one slice
+    index_array = np.asarray(indices, I64)
+    case(f"gathernd${name}", "GatherND", {"x": cube}, initializers={"i": index_array},
+         opset=13, batch_dims=batch_dims)
+    case(f"gathernd${name}_runtime", "GatherND", {"x": cube, "i": index_array}, opset=13,
+         batch_dims=batch_dims)
 
 case("slice$start_past_the_end", "Slice", {"x": data},
      initializers={"starts": np.asarray([7], I64), "ends": np.asarray([9], I64),

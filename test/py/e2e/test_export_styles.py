@@ -9,7 +9,11 @@
 - a conv's feature map cut into windows (Reshape, Transpose, Reshape) and
   layer-normalised over its channels, as MaxViT's and Swin's window
   attention is exported;
-- ConvNeXt's classifier head as PyTorch's dynamo exporter writes it."""
+- ConvNeXt's classifier head as PyTorch's dynamo exporter writes it;
+- the embeddings and masks of the transformers library's encoders (BERT,
+  RoBERTa), and their attention mask as the dynamo exporter writes it;
+- timm's sine position embedding (EdgeNeXt, XCiT) and weight-standardised convs
+  (NF-ResNet), both made of constants."""
 
 from __future__ import annotations
 
@@ -268,4 +272,128 @@ def test_transformers_embeddings_and_masks():
     on_fallback = " ".join(compiled.fallback_ops)
     for name in ("not_pad", "counted", "cumsum", "kept", "types", "bert_types", "roberta_types", "bert_type_rows",
                  "roberta_type_rows", "softmax", "isnan", "where", "mask_gather"):
+        assert f"[node '{name}']" not in on_fallback, compiled.fallback_ops
+
+
+def sinusoidal_position_embedding(exclusive=0, reverse=0, size=6, channels=8):
+    """A DETR-style sine position embedding, as timm's EdgeNeXt and XCiT export
+    it: a mask of ones counted along the rows (CumSum), column numbers repeated
+    over the rows (Tile), normalised, divided
+    by powers of a temperature, sin and cos of alternate channels; made of
+    constants alone, added to the feature map."""
+    node = helper.make_node
+    nodes = [
+        node("ConstantOfShape", ["mask_shape"], ["ones"], name="ones",
+             value=numpy_helper.from_array(np.ones(1, F32))),
+        node("CumSum", ["ones", "rows_axis"], ["rows"], name="cumsum_rows",
+             exclusive=exclusive, reverse=reverse),
+        node("Tile", ["col_index", "repeats"], ["cols"], name="tile_cols"),
+        node("Div", ["rows", "scale"], ["rows_n"], name="norm_rows"),
+        node("Mul", ["cols", "scale"], ["cols_n"], name="norm_cols"),
+        node("Unsqueeze", ["rows_n", "last"], ["rows_u"], name="unsqueeze_rows"),
+        node("Unsqueeze", ["cols_n", "last"], ["cols_u"], name="unsqueeze_cols"),
+        node("Div", ["rows_u", "temperatures"], ["rows_t"], name="temper_rows"),
+        node("Div", ["cols_u", "temperatures"], ["cols_t"], name="temper_cols"),
+        node("Sin", ["rows_t"], ["rows_sin"], name="sin"),
+        node("Cos", ["cols_t"], ["cols_cos"], name="cos"),
+        node("Concat", ["rows_sin", "cols_cos"], ["embedding"], name="concat", axis=3),
+        node("Transpose", ["embedding"], ["channels_first"], name="to_nchw", perm=[0, 3, 1, 2]),
+        node("Add", ["x", "channels_first"], ["y"], name="add"),
+    ]
+    initializers = {
+        "mask_shape": np.asarray([1, size, size], I64), "rows_axis": np.asarray(1, I64),
+        "col_index": np.arange(1, size + 1, dtype=F32).reshape(1, 1, size),
+        "repeats": np.asarray([1, size, 1], I64), "scale": np.asarray(2 * np.pi / size, F32),
+        "last": np.asarray([3], I64),
+        "temperatures": (10000.0 ** (np.arange(channels // 2) / (channels // 2))).astype(F32),
+    }
+    return _model(nodes, {"x": [1, channels, size, size]}, {"y": [1, channels, size, size]},
+                  initializers, 17)
+
+
+@pytest.mark.parametrize("exclusive,reverse", [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_sinusoidal_position_embedding_folds(exclusive, reverse):
+    """The embedding folds when compiling (CumSum, Tile, Sin and Cos of
+    constants in numpy): one addition runs, nothing on the fallback engine."""
+    compiled, _ = compile_and_check(sinusoidal_position_embedding(exclusive, reverse),
+                                    {"x": randn(1, 8, 6, 6)}, DEFAULT_TARGET)
+    assert compiled.fallback_ops == []
+
+
+def weight_standardized_conv(channels=8):
+    """NF-ResNet's weight-standardised conv, as timm exports it: the weights
+    normalised by their own statistics (BatchNormalization in training mode
+    on a constant, with ReduceMean for its running statistics)."""
+    node = helper.make_node
+    nodes = [
+        node("Reshape", ["weight", "flat_shape"], ["flat"], name="flatten_weight"),
+        node("ReduceMean", ["flat"], ["mean"], name="mean", axes=[0, 2], keepdims=0),
+        node("ReduceMean", ["flat"], ["mean_kept"], name="mean_kept", axes=[0, 2]),
+        node("Sub", ["flat", "mean_kept"], ["centred"], name="centre"),
+        node("Mul", ["centred", "centred"], ["squares"], name="square"),
+        node("ReduceMean", ["squares"], ["variance"], name="variance", axes=[0, 2], keepdims=0),
+        node("BatchNormalization", ["flat", "gain", "zero", "mean", "variance"],
+             ["standardized", "running_mean", "running_var"], name="standardize",
+             epsilon=1e-5, momentum=0.25, training_mode=1),
+        node("Reshape", ["standardized", "weight_shape"], ["w"], name="unflatten_weight"),
+        node("Conv", ["x", "w"], ["conv"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        node("Add", ["running_mean", "running_var"], ["statistics"], name="statistics"),
+    ]
+    weight = randn(channels, 3, 3, 3, seed=4) * 3 + 1
+    initializers = {
+        "weight": weight, "flat_shape": np.asarray([1, channels, 27], I64),
+        "weight_shape": np.asarray(weight.shape, I64),
+        "gain": (randn(channels, seed=5) + 2).astype(F32), "zero": np.zeros(channels, F32),
+    }
+    model = _model(nodes, {"x": [1, 3, 10, 10]}, {"conv": [1, channels, 10, 10]},
+                   initializers, 15)
+    model.graph.output.append(helper.make_tensor_value_info("statistics", TensorProto.FLOAT,
+                                                            [channels]))
+    return model
+
+
+def test_weight_standardized_conv_folds():
+    """The standardised weights and the running statistics fold when compiling,
+    equal to onnxruntime; only the conv runs."""
+    compiled, _ = compile_and_check(weight_standardized_conv(), {"x": randn(1, 3, 10, 10)},
+                                    DEFAULT_TARGET)
+    assert compiled.fallback_ops == []
+
+
+def dynamo_attention_mask(length=16):
+    """The attention mask as PyTorch's dynamo exporter writes a transformers
+    encoder's: the padding mask indexed by a constant (batch, key) pair per key
+    (GatherND, from aten.index), combined with a mask of ones (And), and the
+    scores' bias chosen by it (Where)."""
+    node = helper.make_node
+    pairs = np.stack([np.zeros(length, I64), np.arange(length, dtype=I64)], -1)
+    nodes = [
+        node("Cast", ["mask"], ["keep"], name="to_bool", to=TensorProto.BOOL),
+        node("GatherND", ["keep", "pairs"], ["per_key"], name="index"),
+        node("And", ["everywhere", "per_key"], ["allowed"], name="combine"),
+        node("Where", ["allowed", "zero", "lowest"], ["bias"], name="bias"),
+        node("Add", ["scores", "bias"], ["y"], name="masked"),
+    ]
+    initializers = {"pairs": pairs.reshape(1, 1, 1, length, 2),
+                    "everywhere": np.ones((1, 1, length, length), np.bool_),
+                    "zero": np.asarray(0.0, F32), "lowest": np.asarray(-3.0e38, F32)}
+    graph = helper.make_graph(
+        nodes, "export",
+        [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 2, length, length]),
+         helper.make_tensor_value_info("mask", TensorProto.INT64, [1, length])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, length, length])],
+        [numpy_helper.from_array(np.asarray(v), n) for n, v in initializers.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+
+
+def test_dynamo_attention_mask():
+    """GatherND by constant pairs that step along the keys is one strided slice
+    of the mask; the And, the Where and the Add run on the vector unit; equal to
+    onnxruntime with padding keys."""
+    mask = np.ones((1, 16), I64)
+    mask[0, -4:] = 0
+    compiled, _ = compile_and_check(dynamo_attention_mask(),
+                                    {"scores": randn(1, 2, 16, 16), "mask": mask}, DEFAULT_TARGET)
+    on_fallback = " ".join(compiled.fallback_ops)
+    for name in ("index", "combine", "bias", "masked"):
         assert f"[node '{name}']" not in on_fallback, compiled.fallback_ops
