@@ -323,8 +323,19 @@ def quantize_model(model: onnx.ModelProto, calibration, per_channel: bool = True
                        weight_type=ort_quantization.QuantType.QInt8,
                        calibrate_method=calibration_method, nodes_to_quantize=nodes,
                        extra_options={"WeightSymmetric": True, "ActivationSymmetric": False})
+        cached = _takes_ranges(ort_quantization.quantize_static, calibrate)
+
+        def quantize(nodes_to_exclude=None):
+            if nodes_to_exclude:
+                options["nodes_to_exclude"] = nodes_to_exclude
+            if cached:
+                ort_quantization.quantize_static(prepared, output, None,
+                                                 calibration_cache_path=ranges, **options)
+            else:
+                ort_quantization.quantize_static(prepared, output, Reader(), **options)
+            return onnx.load(output)
         try:
-            if _takes_ranges(ort_quantization.quantize_static, calibrate):
+            if cached:
                 # quantize_static calibrates entropy on 128 histogram bins, which
                 # leaves it a single candidate range: the full one, as minmax.
                 # Calibrating here on 2048 bins (TensorRT's choice) makes it clip.
@@ -335,20 +346,48 @@ def quantize_model(model: onnx.ModelProto, calibration, per_channel: bool = True
                 calibrator.collect_data(Reader())
                 calibrate.save_tensors_data(calibrator.compute_data(), ranges)
                 del calibrator
-                ort_quantization.quantize_static(prepared, output, None,
-                                                 calibration_cache_path=ranges, **options)
-            else:
-                ort_quantization.quantize_static(prepared, output, Reader(), **options)
+            quantized = quantize()
+            unrepresentable = _without_int8_step(quantized)
+            if unrepresentable:   # their readers and writers stay in float
+                quantized = quantize(_nodes_touching(prepared, unrepresentable))
         except Exception as error:
             raise _error(f"onnxruntime's quantiser failed: {type(error).__name__}: {error}",
                          where) from None
-        quantized = onnx.load(output)
     # onnxruntime's optimiser imports every domain it knows; keep those in use.
     used = {node.domain for node in quantized.graph.node} | {"", "ai.onnx"}
     kept = [opset for opset in quantized.opset_import if opset.domain in used]
     del quantized.opset_import[:]
     quantized.opset_import.extend(kept)
     return quantized
+
+
+def _without_int8_step(quantized: onnx.ModelProto) -> set[str]:
+    """The tensors onnxruntime's quantiser gave a scale that is not finite and
+    positive: an attention mask's bias of -inf has a range no 8-bit step spans
+    (the compiler refuses such a QuantizeLinear)."""
+    from onnx import numpy_helper
+    scales = {t.name: t for t in quantized.graph.initializer}
+    found = set()
+    for node in quantized.graph.node:
+        if node.op_type == "QuantizeLinear" and len(node.input) > 1 \
+                and node.input[1] in scales:
+            scale = numpy_helper.to_array(scales[node.input[1]])
+            if not (np.isfinite(scale).all() and (scale > 0).all()):
+                found.add(node.input[0])
+    return found
+
+
+def _nodes_touching(path: str, tensors: set[str]) -> list[str]:
+    """The names of the nodes of the model at `path` that read or write one of
+    `tensors`, naming those without a name (the quantiser excludes by name)."""
+    model = onnx.load(path)
+    names = []
+    for number, node in enumerate(model.graph.node):
+        if tensors & (set(node.input) | set(node.output)):
+            node.name = node.name or f"unnamed_{number}_{node.op_type}"
+            names.append(node.name)
+    onnx.save(model, path)
+    return names
 
 
 def _takes_ranges(quantize_static, calibrate) -> bool:

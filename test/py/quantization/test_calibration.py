@@ -403,3 +403,46 @@ def test_per_channel_quantisation_of_an_old_opset_model_is_valid_onnx():
                                per_channel=True)
     onnx.checker.check_model(quantized)
     reference_session(quantized)
+
+
+def masked_attention_scores(length=8):
+    """Scores plus an attention mask's bias (0 where a key is kept, -inf where
+    it is padding), softmaxed, times values: the transformers library's
+    attention as exported."""
+    rng = np.random.default_rng(0)
+    node = helper.make_node
+    nodes = [node("MatMul", ["q", "k"], ["scores"], name="scores"),
+             node("Where", ["keep", "zero", "lowest"], ["bias"], name="bias"),
+             node("Add", ["scores", "bias"], ["masked"], name="masked"),
+             node("Softmax", ["masked"], ["probabilities"], name="softmax", axis=-1),
+             node("MatMul", ["probabilities", "v"], ["y"], name="context")]
+    graph = helper.make_graph(
+        nodes, "attention",
+        [helper.make_tensor_value_info("q", TensorProto.FLOAT, [1, length, 16]),
+         helper.make_tensor_value_info("keep", TensorProto.BOOL, [1, 1, length])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, length, 16])],
+        [numpy_helper.from_array(rng.standard_normal((16, length)).astype(np.float32), "k"),
+         numpy_helper.from_array(rng.standard_normal((length, 16)).astype(np.float32), "v"),
+         numpy_helper.from_array(np.asarray(0.0, np.float32), "zero"),
+         numpy_helper.from_array(np.asarray(-np.inf, np.float32), "lowest")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_a_mask_bias_without_an_int8_step_stays_in_float():
+    """onnxruntime's quantiser gives the mask's bias and the masked scores
+    (ranges down to -inf) an infinite scale, which the compiler refuses; the
+    quantiser is run again with the nodes reading and writing them excluded,
+    and the compiled QDQ model equals onnxruntime's."""
+    rng = np.random.default_rng(1)
+    keep = np.ones((4, 1, 8), np.bool_)
+    keep[1:, :, -3:] = False
+    samples = {"q": rng.standard_normal((4, 8, 16)).astype(np.float32), "keep": keep}
+    quantized = quantize_model(masked_attention_scores(), samples, per_channel=False)
+    scales = [numpy_helper.to_array(t) for t in quantized.graph.initializer
+              if t.name.endswith("_scale")]
+    assert scales and all(np.isfinite(s).all() and (s > 0).all() for s in scales)
+    assert any(n.op_type == "QuantizeLinear" for n in quantized.graph.node)
+    feeds = {"q": samples["q"][1:2], "keep": keep[1:2]}
+    got = atvoss_mlir.compiler.compile(quantized).run(feeds)["y"]
+    want = reference_session(quantized).run(None, feeds)[0]
+    np.testing.assert_allclose(got, want, rtol=0, atol=0.05)
