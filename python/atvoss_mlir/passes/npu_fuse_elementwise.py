@@ -28,6 +28,7 @@ from mlir import ir
 from mlir.dialects import linalg
 
 from ..recipes.problem import Unsupported, indexing_maps, input_count, npu_attribute_names
+from ..recipes.elementwise import check_broadcasts, is_broadcast
 from ..recipes.vector_body import body_program
 from . import ModulePass, PassContext, left_to_buffer_plan, ops_where, tensor_bytes
 from .cascade_chains import read_as_prologue
@@ -151,7 +152,9 @@ class NpuFuseElementwise(ModulePass):
                 continue
             fused = merged(producer, consumer, number)
             try:
-                body_program(fused.regions[0].blocks[0], input_count(fused))
+                steps = body_program(fused.regions[0].blocks[0], input_count(fused))
+                check_broadcasts(steps, {i for i, m in enumerate(indexing_maps(fused)[:-1])
+                                         if is_broadcast(m)})
             except Unsupported as refusal:
                 fused.erase()
                 context.diagnostics.remark(consumer.location,

@@ -278,6 +278,9 @@ def check_broadcasts(steps, broadcast_inputs: set[int]) -> list:
                 raise Unsupported("an elementwise op between two broadcast operands")
         elif isinstance(step, ActivationStep) and broadcast(step.source):
             raise Unsupported("an activation of a broadcast operand")
+        elif isinstance(step, QuantizeStep) and broadcast(step.source):
+            # npu.requantize / npu.dequantize write a tile of their input's shape
+            raise Unsupported("a quantisation of a broadcast operand")
         checked.append(step)
     return numbered(checked)
 

@@ -203,28 +203,38 @@ def quantize_chain(op):
     requantize) on f32, then `+ offset` (optional), rounded to even, `+ zp`,
     saturated to [-128, 127] and converted to i8, each the only reader of the
     one before, as QuantizeLinear is imported: one npu.requantize inside a
-    longer body. None otherwise."""
-    if op.name not in ("arith.divf", "arith.mulf") or str(op.operands[0].type) != "f32":
+    longer body. A scale of 1 (x / 1, folded away: the chain starts at the
+    rounding) and a zero point of 0 (+ 0, folded) may be absent. None
+    otherwise."""
+    if op.name not in ("math.roundeven", "arith.divf", "arith.mulf") \
+            or str(op.operands[0].type) != "f32":
         return None
-    scale = constant_value(op.operands[1])
-    if scale is None:
-        return None
-    ops, offset = [op], 0.0
-    added, value = _by_constant(op, "arith.addf")
-    if added is not None:
-        ops.append(added)
-        offset = value
-    rounded = _sole_reader(ops[-1], "math.roundeven")
-    if rounded is None:
-        return None
+    if op.name == "math.roundeven":
+        ops, kind, scale, offset = [], "quantize", 1.0, 0.0
+        rounded = op
+    else:
+        scale = constant_value(op.operands[1])
+        if scale is None:
+            return None
+        ops, offset = [op], 0.0
+        kind = "quantize" if op.name == "arith.divf" else "requantize"
+        added, value = _by_constant(op, "arith.addf")
+        if added is not None:
+            ops.append(added)
+            offset = value
+        rounded = _sole_reader(ops[-1], "math.roundeven")
+        if rounded is None:
+            return None
     ops.append(rounded)
     shifted, zero_point = _by_constant(rounded, "arith.addf")
-    low = _by_constant(shifted, "arith.maximumf", -128.0)[0] if shifted is not None else None
+    if shifted is not None:
+        ops.append(shifted)
+    low = _by_constant(ops[-1], "arith.maximumf", -128.0)[0]
     high = _by_constant(low, "arith.minimumf", 127.0)[0] if low is not None else None
     converted = _sole_reader(high, "arith.fptosi") if high is not None else None
+    zero_point = 0.0 if shifted is None else zero_point
     if converted is None or str(converted.results[0].type) != "i8" \
             or zero_point != int(zero_point):
         return None
-    ops += [shifted, low, high, converted]
-    kind = "quantize" if op.name == "arith.divf" else "requantize"
+    ops += [low, high, converted]
     return ops, kind, float(scale), int(zero_point), offset

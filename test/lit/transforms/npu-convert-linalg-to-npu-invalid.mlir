@@ -121,3 +121,18 @@ func.func @mask$xor_pair(%a: memref<16xi1, 1>, %b: memref<16xi1, 1>, %c: memref<
   }
   return
 }
+
+// -----
+
+// Rounding alone, not saturated to int8, is no quantisation.
+func.func @round$not_quantized(%x: memref<16xf32, 1>, %y: memref<16xf32, 1>) {
+  // expected-error @below {{'linalg.generic' on SRAM tiles has no npu instruction: 'math.roundeven' in the body has no vector-unit instruction}}
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%x : memref<16xf32, 1>) outs(%y : memref<16xf32, 1>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.roundeven %a : f32
+    linalg.yield %r : f32
+  }
+  return
+}

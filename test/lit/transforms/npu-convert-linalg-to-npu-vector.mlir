@@ -238,6 +238,30 @@ func.func @mask$logic(%a: memref<16x64xi1, 1>, %b: memref<16x64xi1, 1>, %and: me
 
 // -----
 
+// QuantizeLinear by a scale of 1 (x / 1 folded away: the body starts at the
+// rounding) is npu.requantize dividing by 1.
+// CHECK-LABEL: func.func @quantize$scale_one
+// CHECK:         "npu.requantize"(%{{.*}}, %{{.*}}) {divide = true, scale = 1.000000e+00 : f64, zero_point = -128 : i64} : (memref<16x64xf32, 1>, memref<16x64xi8, 1>)
+func.func @quantize$scale_one(%x: memref<16x64xf32, 1>, %y: memref<16x64xi8, 1>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<16x64xf32, 1>) outs(%y : memref<16x64xi8, 1>) {
+  ^bb0(%a: f32, %out: i8):
+    %zp = arith.constant -128.0 : f32
+    %low = arith.constant -128.0 : f32
+    %high = arith.constant 127.0 : f32
+    %r = math.roundeven %a : f32
+    %z = arith.addf %r, %zp : f32
+    %lo = arith.maximumf %z, %low : f32
+    %hi = arith.minimumf %lo, %high : f32
+    %i = arith.fptosi %hi : f32 to i8
+    linalg.yield %i : i8
+  }
+  return
+}
+
+// -----
+
 // A float conversion is npu.activation "none" between the two types.
 // CHECK-LABEL: func.func @convert$f16_to_f32
 // CHECK:         "npu.activation"(%{{.*}}, %{{.*}}) {kind = "none"} : (memref<16x64xf16, 1>, memref<16x64xf32, 1>)

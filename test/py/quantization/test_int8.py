@@ -521,6 +521,50 @@ def test_qdq_weights_that_leave_int8_are_computed_in_float_with_a_remark(tmp_pat
                for r in compiled.remarks)
 
 
+@pytest.mark.parametrize("zero_point", [np.array(0, np.uint8), np.array(0, np.int8),
+                                        np.array(3, np.uint8)])
+def test_quantisation_by_a_scale_of_one_runs_on_the_vector_unit(zero_point):
+    """onnxruntime's quantiser gives a tensor that was constant in calibration
+    (an attention mask's bias of zeros) a scale of 1: its x / 1 folds away,
+    and the QuantizeLinear is still npu.requantize, not a loop on the fallback
+    engine."""
+    initializers = {"s": np.array(1.0, np.float32), "z": zero_point}
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="quantize"),
+             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], name="dequantize")]
+    model = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 64])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializers)
+    x = (RNG.standard_normal((4, 64)) * 100).astype(np.float32)
+    (ours,), compiled = compiled_outputs(model, {"x": x})
+    np.testing.assert_array_equal(ours, reference(model, {"x": x})[0])
+    assert compiled.fallback_ops == []
+
+
+def test_quantisation_of_an_expanded_tensor_before_a_conv():
+    """MobileViTv2's attention as onnxruntime quantises it: a row expanded over
+    the row (Expand), quantised with its own scale, times the input, quantised
+    again and read by a conv. Merged, the first QuantizeLinear would read a
+    broadcast operand, which npu.requantize cannot (its tile is its input's
+    shape): the merge is refused, and the result equals onnxruntime's."""
+    initializers = {"es": np.array(0.05, np.float32), "ez": np.array(128, np.uint8),
+                    "ms": np.array(0.1, np.float32), "mz": np.array(128, np.uint8),
+                    "shape": np.array([1, 16, 4, 36], np.int64), "w": weight(16, 16, 1, 1)}
+    nodes = [helper.make_node("Expand", ["r", "shape"], ["e"], name="expand"),
+             helper.make_node("QuantizeLinear", ["e", "es", "ez"], ["eq"], name="quantize_e"),
+             helper.make_node("DequantizeLinear", ["eq", "es", "ez"], ["ed"]),
+             helper.make_node("Mul", ["a", "ed"], ["m"], name="mul"),
+             helper.make_node("QuantizeLinear", ["m", "ms", "mz"], ["mq"], name="quantize_m"),
+             helper.make_node("DequantizeLinear", ["mq", "ms", "mz"], ["md"]),
+             helper.make_node("Conv", ["md", "w"], ["y"], name="conv")]
+    model = model_of(nodes, [helper.make_tensor_value_info("a", TensorProto.FLOAT, [1, 16, 4, 36]),
+                             helper.make_tensor_value_info("r", TensorProto.FLOAT, [1, 16, 4, 1])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializers)
+    feeds = {"a": RNG.standard_normal((1, 16, 4, 36)).astype(np.float32),
+             "r": RNG.standard_normal((1, 16, 4, 1)).astype(np.float32)}
+    (ours,), compiled = compiled_outputs(model, feeds)
+    np.testing.assert_allclose(ours, reference(model, feeds)[0], rtol=1e-5, atol=1e-5)
+    assert compiled.fallback_ops == []
+
+
 def test_sixteen_bit_quantisation_is_a_located_error():
     initializers = {"s": np.array(0.1, np.float32), "z": np.array(0, np.int16)}
     nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q16")]
