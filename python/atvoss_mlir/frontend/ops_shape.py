@@ -273,6 +273,8 @@ def gather(node):
         return [uniform]
     if indices is None:
         return [gather_tensor(node, source, axis)]
+    if indices.size == 0:
+        raise node.unsupported("a Gather of no indices (an empty result)")
     return [gather_by_constant(source, indices % shape[axis], axis)]
 
 
@@ -360,6 +362,8 @@ def gather_nd(node):
     index_shape = b.shape_of(node.value(1)) if indices is None else list(indices.shape)
     batch_dims, k = gather_nd_shapes(node, shape, index_shape)
     flat = b.reshape(data, [int(np.prod(shape[:batch_dims + k]))] + shape[batch_dims + k:])
+    if int(np.prod(index_shape[:-1])) == 0:
+        raise node.unsupported("a GatherND of no index tuples (an empty result)")
     if indices is not None:
         return [gather_by_constant(flat, constant_rows(node, shape, indices, batch_dims, k), 0)]
     tuples = node.value(1)

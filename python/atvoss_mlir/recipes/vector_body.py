@@ -55,7 +55,7 @@ def mask_select(op, ref) -> tuple[Ref, Ref, Ref] | None:
                 for r in operands]
     one, zero = Ref("const", 1.0), Ref("const", 0.0)
     if op.name in ("arith.extui", "arith.uitofp") and is_mask(op.operands[0]):
-        return operands[0], one, zero
+        return (operands[0], one, zero) if operands[0].source == "in" else None
     if op.name not in ("arith.andi", "arith.ori", "arith.xori") or not is_mask(op.results[0]):
         return None
     lhs, rhs = operands

@@ -298,6 +298,18 @@ def test_mask_logic_runs_on_the_vector_unit(name):
     assert '"npu.select"' in str(compiled.module)
 
 
+def test_a_mask_combined_then_cast_runs_on_the_vector_unit():
+    """And, then a Cast of the mask to float: too large for the buffer plan,
+    the two merge only where the select's condition stays an input of the op;
+    otherwise both stay on the vector unit, one after the other."""
+    a, b = bools(320, 1024), bools(320, 1024, seed=1)
+    nodes = [helper.make_node("And", ["a", "b"], ["m"], name="and"),
+             helper.make_node("Cast", ["m"], ["y"], name="cast", to=TensorProto.FLOAT)]
+    model = graph(nodes, {"a": a, "b": b}, {"y": F32})
+    compiled, _ = compile_and_check(model, {"a": a, "b": b})
+    assert compiled.fallback_ops == []
+
+
 def test_isnan_runs_on_the_vector_unit():
     """x != x (npu.compare "ne"), true for NaN alone: infinities and zero are not."""
     onnx_model, feeds, target = CASES["isnan-default"]

@@ -86,6 +86,14 @@ def test_cast_to_unsigned_is_refused_at_the_node():
     ("Flatten", {}, {"axis": 5}, "axis 5 out of range for rank 4 (Flatten takes -rank to rank)"),
     ("Squeeze", {"axes": np.asarray([4], I64)}, {}, "axis 4 out of range for rank 4"),
     ("Unsqueeze", {"axes": np.asarray([5], I64)}, {}, "axis 5 out of range for rank 5"),
+    ("Gather", {"i": np.zeros((2, 0), I64)}, {"axis": 1},
+     "a Gather of no indices (an empty result) is not supported"),
+    ("GatherND", {"i": np.zeros((0, 2), I64)}, {},
+     "a GatherND of no index tuples (an empty result) is not supported"),
+    ("GatherND", {"i": np.zeros((2, 5), I64)}, {},
+     "index tuples of 5 elements into data of rank 4 after 0 batch dims"),
+    ("GatherND", {"i": np.asarray([[0, 9]], I64)}, {},
+     "an index tuple out of range for dims [1, 3]"),
 ])
 def test_bad_parameters_are_located_errors(op_type, initializers, attributes, expected):
     message = error_of(one_node(op_type, TensorProto.FLOAT, [1, 3, 4, 5], initializers,
