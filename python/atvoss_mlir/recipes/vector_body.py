@@ -14,10 +14,10 @@ from .activation_body import activation_of, body_activation
 from .problem import Unsupported, constant_value
 from .quantized_body import (dequantize_chain, quantization_step, quantize_chain,
                              quantized_add_step)
-from .vector_steps import (BINARY_KINDS, CMPF_KINDS, CMPI_KINDS, SELF_CMPF_KINDS, COMMUTATIVE, CONVERSIONS,
-                           FLOAT_TYPES, SWAPPED, UNARY_KINDS, ActivationStep, BinaryStep,
-                           CompareStep, CopyStep, QuantizeStep, Ref, SelectStep, numbered,
-                           operand_refs)
+from .vector_steps import (BINARY_KINDS, CMPF_KINDS, CMPI_KINDS, COMMUTATIVE, CONVERSIONS,
+                           FLOAT_TYPES, SELF_CMPF_KINDS, SWAPPED, UNARY_KINDS, ActivationStep,
+                           BinaryStep, CompareStep, CopyStep, QuantizeStep, Ref, SelectStep,
+                           numbered, operand_refs)
 
 
 def without_unread_steps(steps: list, result: Ref) -> list:
@@ -50,7 +50,7 @@ def mask_select(op, ref) -> tuple[Ref, Ref, Ref] | None:
     operands = [ref(value) for value in op.operands]
     if None in operands:
         return None
-    # An i1 constant reads as 0 or -1 (a signed bit): a mask is 0 or 1.
+    # A mask's constant is 0 or 1 (an i1 IntegerAttr may read as -1).
     operands = [Ref("const", float(bool(r.value))) if r.source == "const" else r
                 for r in operands]
     one, zero = Ref("const", 1.0), Ref("const", 0.0)

@@ -270,8 +270,9 @@ def test_transformers_embeddings_and_masks():
     compiled, _ = compile_and_check(transformers_embeddings(), {"ids": ids, "mask": mask},
                                     DEFAULT_TARGET)
     on_fallback = " ".join(compiled.fallback_ops)
-    for name in ("not_pad", "counted", "cumsum", "kept", "types", "bert_types", "roberta_types", "bert_type_rows",
-                 "roberta_type_rows", "softmax", "isnan", "where", "mask_gather"):
+    for name in ("not_pad", "counted", "cumsum", "kept", "types", "bert_types", "roberta_types",
+                 "bert_type_rows", "roberta_type_rows", "softmax", "isnan", "where",
+                 "mask_gather"):
         assert f"[node '{name}']" not in on_fallback, compiled.fallback_ops
 
 
