@@ -448,8 +448,8 @@ def _import(model: onnx.ModelProto, path: str | None, context: ir.Context | None
             "error", message, position=SourcePosition(path, 1 if index is None else index + 1, 1)
             if path else None)])
     from . import (ops_activation, ops_conv, ops_elementwise,  # noqa: F401  (handlers)
-                   ops_fold, ops_integer, ops_layout, ops_logic, ops_nn, ops_norm,
-                   ops_qoperator, ops_quantized, ops_reduce, ops_resize, ops_shape)
+                   ops_fold, ops_gather, ops_integer, ops_layout, ops_logic, ops_nn,
+                   ops_norm, ops_qoperator, ops_quantized, ops_reduce, ops_resize, ops_shape)
     context = context or _make_context()
     with context:
         try:
