@@ -28,11 +28,16 @@ I64 = np.int64
 F32 = np.float32
 
 
+def _value_info(name, spec):
+    """A graph input or output: `spec` is a float tensor's shape, or (type, shape)."""
+    element, shape = spec if isinstance(spec, tuple) else (TensorProto.FLOAT, spec)
+    return helper.make_tensor_value_info(name, element, shape)
+
+
 def _model(nodes, inputs, outputs, initializers, opset):
     graph = helper.make_graph(
-        nodes, "export",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs.items()],
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in outputs.items()],
+        nodes, "export", [_value_info(n, s) for n, s in inputs.items()],
+        [_value_info(n, s) for n, s in outputs.items()],
         [numpy_helper.from_array(np.asarray(v), n) for n, v in initializers.items()])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                              ir_version=4 if opset <= 9 else 8)
@@ -249,14 +254,9 @@ def transformers_embeddings(length=24, hidden=16, vocab=50, pad=1):
         "every_row": np.arange(length, dtype=I64).reshape(1, 1, 1, length),
         "mask_shape": np.asarray([1, 1, 1, length], I64),
     }
-    graph = helper.make_graph(
-        nodes, "export",
-        [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, length]),
-         helper.make_tensor_value_info("mask", TensorProto.INT64, [1, length])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, length, hidden]),
-         helper.make_tensor_value_info("mask_y", TensorProto.FLOAT, [1, 1, 1, length])],
-        [numpy_helper.from_array(np.asarray(v), n) for n, v in initializers.items()])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    return _model(nodes, {"ids": (TensorProto.INT64, [1, length]),
+                          "mask": (TensorProto.INT64, [1, length])},
+                  {"y": [1, length, hidden], "mask_y": [1, 1, 1, length]}, initializers, 17)
 
 
 def test_transformers_embeddings_and_masks():
@@ -279,9 +279,9 @@ def test_transformers_embeddings_and_masks():
 def sinusoidal_position_embedding(exclusive=0, reverse=0, size=6, channels=8):
     """A DETR-style sine position embedding, as timm's EdgeNeXt and XCiT export
     it: a mask of ones counted along the rows (CumSum), column numbers repeated
-    over the rows (Tile), normalised, divided
-    by powers of a temperature, sin and cos of alternate channels; made of
-    constants alone, added to the feature map."""
+    over the rows (Tile), normalised, divided by powers of a temperature, sin
+    and cos of alternate channels; made of constants alone, added to the
+    feature map."""
     node = helper.make_node
     nodes = [
         node("ConstantOfShape", ["mask_shape"], ["ones"], name="ones",
@@ -346,11 +346,8 @@ def weight_standardized_conv(channels=8):
         "weight_shape": np.asarray(weight.shape, I64),
         "gain": (randn(channels, seed=5) + 2).astype(F32), "zero": np.zeros(channels, F32),
     }
-    model = _model(nodes, {"x": [1, 3, 10, 10]}, {"conv": [1, channels, 10, 10]},
-                   initializers, 15)
-    model.graph.output.append(helper.make_tensor_value_info("statistics", TensorProto.FLOAT,
-                                                            [channels]))
-    return model
+    return _model(nodes, {"x": [1, 3, 10, 10]},
+                  {"conv": [1, channels, 10, 10], "statistics": [channels]}, initializers, 15)
 
 
 def test_weight_standardized_conv_folds():
@@ -378,13 +375,9 @@ def dynamo_attention_mask(length=16):
     initializers = {"pairs": pairs.reshape(1, 1, 1, length, 2),
                     "everywhere": np.ones((1, 1, length, length), np.bool_),
                     "zero": np.asarray(0.0, F32), "lowest": np.asarray(-3.0e38, F32)}
-    graph = helper.make_graph(
-        nodes, "export",
-        [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 2, length, length]),
-         helper.make_tensor_value_info("mask", TensorProto.INT64, [1, length])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, length, length])],
-        [numpy_helper.from_array(np.asarray(v), n) for n, v in initializers.items()])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    return _model(nodes, {"scores": [1, 2, length, length],
+                          "mask": (TensorProto.INT64, [1, length])},
+                  {"y": [1, 2, length, length]}, initializers, 18)
 
 
 def test_dynamo_attention_mask():
