@@ -271,6 +271,38 @@ func.func @f(%x: memref<1x30x30x32xf16>, %w: memref<3x3x32x32xf16>, %y: memref<1
     assert len(searched) == 3                       # the target is part of the key
 
 
+def test_a_folded_fill_is_part_of_the_signature(monkeypatch):
+    """Two matmuls alike but for a fill of the output before one: that one
+    starts its output from the fill, the other loads it to accumulate onto.
+    Their schedules differ, and neither takes the other's from the memo."""
+    program = """
+func.func @f(%a: memref<37x29xf16>, %b: memref<29x45xf16>)
+    -> (memref<37x45xf32>, memref<37x45xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<37x45xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<37x45xf32>)
+  linalg.matmul ins(%a, %b : memref<37x29xf16>, memref<29x45xf16>) outs(%c : memref<37x45xf32>)
+  %d = memref.alloc() : memref<37x45xf32>
+  linalg.matmul ins(%a, %b : memref<37x29xf16>, memref<29x45xf16>) outs(%d : memref<37x45xf32>)
+  return %c, %d : memref<37x45xf32>, memref<37x45xf32>
+}"""
+    target = parse_target("npu")
+    context = make_context()
+    module = ir.Module.parse(program, context)
+    with context:
+        problems = [tiling_problem(op, target) for op in linalg_ops(module.operation)
+                    if op.name == "linalg.matmul"]
+        alone = []
+        for problem in problems:
+            monkeypatch.setattr(tile_search, "_MEMO", {})
+            monkeypatch.setattr(tile_search, "_SPACES", {})
+            alone.append(search(problem, target, 2).schedule)
+        together = [search(problem, target, 2).schedule for problem in problems]
+    assert problems[0].init_value == 0.0 and problems[1].init_value is None
+    assert alone[0].cycles < alone[1].cycles      # no load of the output
+    assert together == alone
+
+
 @pytest.mark.parametrize("m, target, relaxed, budget", [
     (64, "npu -max-sram-bytes=8192 -tile-min=32 -dataflow=ws", "1 pipeline stage instead of 2 (with 2, the "
      "smallest working set is 16384 B, above the SRAM budget 8192 B)", 8192),

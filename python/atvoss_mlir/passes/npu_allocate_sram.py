@@ -111,6 +111,13 @@ class FirstFit:
     def live_bytes(self) -> int:
         return sum(p.size for p in self.live.values())
 
+    def largest_free(self) -> int:
+        """The largest run of bytes no live buffer takes."""
+        largest, end = 0, 0
+        for p in sorted(self.live.values(), key=lambda p: p.offset):
+            largest, end = max(largest, p.offset - end), max(end, p.offset + p.size)
+        return max(largest, self.capacity - end)
+
 
 def _overlap(offset: int, size: int, placement: Placement) -> bool:
     return offset < placement.offset + placement.size and placement.offset < offset + size
@@ -231,10 +238,17 @@ def place_buffers(block: ir.Block, allocator: FirstFit, error, assign: bool = Tr
             else:
                 offset = placed
             if offset is None:
-                error(op.location, f"'npu.alloc' op working set {allocator.live_bytes + size} B "
-                                   f"exceeds SRAM budget {allocator.capacity} B "
-                                   f"({len(allocator.live)} live buffers of "
-                                   f"{allocator.live_bytes} B and this one of {size} B)")
+                live = f"{len(allocator.live)} live buffers of {allocator.live_bytes} B"
+                if allocator.live_bytes + size > allocator.capacity:
+                    error(op.location, f"'npu.alloc' op working set "
+                                       f"{allocator.live_bytes + size} B exceeds SRAM budget "
+                                       f"{allocator.capacity} B ({live} and this one of "
+                                       f"{size} B)")
+                else:
+                    error(op.location, f"'npu.alloc' op of {size} B fits nowhere in the "
+                                       f"{allocator.capacity} B SRAM: the {live} leave no "
+                                       f"free range that large (the largest is "
+                                       f"{allocator.largest_free()} B)")
                 return op
             if assign:
                 with op.context:

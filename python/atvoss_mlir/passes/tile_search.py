@@ -380,7 +380,9 @@ def _signature(problem) -> tuple:
                      for o in problem.operands)
     # Functions among the details (a matrix op's GEMM shape per tile) follow from the rest.
     details = repr({key: value for key, value in problem.details.items() if not callable(value)})
-    return (op.name, problem.kind, tuple(problem.dims), operands, attributes, details)
+    # A folded fill: the output starts from it instead of being loaded.
+    return (op.name, problem.kind, tuple(problem.dims), operands, attributes, details,
+            problem.init_value)
 
 
 _MEMO: dict = {}

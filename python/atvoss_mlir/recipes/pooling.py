@@ -20,8 +20,8 @@ from .prologue import fold_prologue, input_prologue
 from .sram_ops import in_sram, initial_value, scratch, sram_buffer, view_sizes
 from .tile_ir import subview
 from .problem import (VECTOR_TYPES, LoopDim, OperandTile, Recipe, Tiled, TilingProblem,
-                      Unsupported, Window, element_bytes, ins_outs, ints, is_resident,
-                      optional_attr, static_shape, type_name, vector_cycles)
+                      Unsupported, Window, element_bytes, in_place, ins_outs, ints,
+                      is_resident, optional_attr, static_shape, type_name, vector_cycles)
 
 def pool_problem(op, target) -> TilingProblem:
     (image, window), (out,) = ins_outs(op)
@@ -53,7 +53,10 @@ def pool_problem(op, target) -> TilingProblem:
                 OperandTile("output", out, (Tiled(0), Tiled(1), Tiled(2), Tiled(3)),
                             is_output=True)]
     columns = operands[0].region[2]   # the input columns a tile of output columns reads
-    separate = pools_separably(op, kind, type_name(out), (kh, kw), strides, (source, out))
+    # Decided once the problem exists: a tensor kept in SRAM that the op does
+    # not compute on in place (a padded window of it) is copied into a tile,
+    # which pools separably like any other.
+    separate = False
 
     def cycles(t):
         if separate:
@@ -75,8 +78,10 @@ def pool_problem(op, target) -> TilingProblem:
             operands[-1].element_type) // alignment) * alignment
 
     problem = TilingProblem(op, POOLING, dims, operands, cycles, temporaries,
-                            {"strides": strides, "window": (kh, kw), "pool": kind,
-                             SEPARABLE: separate})
+                            {"strides": strides, "window": (kh, kw), "pool": kind})
+    separate = pools_separably(op, kind, type_name(out), (kh, kw), strides,
+                               [o.value for o in operands if in_place(problem, o)])
+    problem.details[SEPARABLE] = separate
     problem.absorbed_ops += absorbed
     if prologue is not None:
         fold_prologue(problem, prologue)
