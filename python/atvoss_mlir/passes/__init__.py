@@ -35,6 +35,7 @@ _REGISTRY = {
     "npu-decompose-linalg": "npu_decompose_linalg:NpuDecomposeLinalg",
     "npu-repeat-depthwise-channels": "npu_repeat_depthwise_channels:NpuRepeatDepthwiseChannels",
     "npu-pool-before-conv": "npu_pool_before_conv:NpuPoolBeforeConv",
+    "npu-pack-groups": "npu_pack_groups:NpuPackGroups",
     "npu-fuse-epilogue": "npu_fuse_epilogue:NpuFuseEpilogue",
     "npu-select-conv-strategy": "npu_select_conv_strategy:NpuSelectConvStrategy",
     "npu-cascade-rows": "npu_cascade_rows:NpuCascadeRows",

@@ -49,9 +49,17 @@ def messages(compiled, text: str) -> list[str]:
     return [remark.message for remark in compiled.remarks if text in remark.message]
 
 
+@pytest.fixture
+def one_conv_per_group(monkeypatch):
+    """Small units' groups of 4 and 8 channels would run several at a time
+    (npu-pack-groups): the tests that follow each group's conv compile
+    without that pass."""
+    without_pass(monkeypatch, "npu-pack-groups")
+
+
 @pytest.mark.parametrize("target", ["npu -fusion=0", "npu -fusion=1", "npu -fusion=2",
                                     SMALL_SRAM_TARGET])
-def test_grouped_conv_epilogues_match_onnxruntime(target):
+def test_grouped_conv_epilogues_match_onnxruntime(target, one_conv_per_group):
     compiled, _ = compile_and_check(shufflenet_unit(12, 8), {"x": randn(1, 12, 8, 8, seed=2)},
                                     target, **FP32)
     folded = messages(compiled, "relu folded into its epilogue")
@@ -116,7 +124,7 @@ def shufflenet_down_unit(channels: int, size: int, shuffle: bool = False) -> onn
 
 @pytest.mark.parametrize("target", ["npu -fusion=0", "npu -fusion=1", "npu -fusion=2",
                                     SMALL_SRAM_TARGET])
-def test_relu_after_a_concatenation_with_the_groups_folds_into_each_group(target):
+def test_relu_after_a_concatenation_with_the_groups_folds_into_each_group(target, one_conv_per_group):
     """The relu of [shortcut, concatenation of the groups' results] is applied to
     each piece: the groups' pieces fold into their convs' epilogues, so the
     concatenation is not read back for the relu."""
@@ -140,7 +148,7 @@ def test_shuffle_moves_below_the_strided_depthwise_conv(target):
     assert len(moved) == (0 if "NCHW" in target else 1), moved
 
 
-def test_residual_add_folds_when_the_skip_exceeds_a_quarter_of_the_sram():
+def test_residual_add_folds_when_the_skip_exceeds_a_quarter_of_the_sram(one_conv_per_group):
     """Each group's 25 KB result is at most a quarter of a 128 KiB or 256 KiB
     SRAM, which leaves the add to the buffer plan; but the 75 KB skip is over a
     quarter of either: the sum is written over the skip, and the add folds into
@@ -223,6 +231,30 @@ def test_padded_grouped_conv_stays_in_nhwc(target):
                                     target, **FP32)
     if "NCHW" not in target:
         assert str(compiled.module).count('"npu.transpose"') == 2
+
+
+def packed_groups(compiled) -> list:
+    return messages(compiled, "with block-diagonal weights")
+
+
+@pytest.mark.parametrize("target", ["npu", "npu -fusion=0", "npu -layout-pref=NCHW",
+                                    SMALL_SRAM_TARGET, "npu -precision=fp16",
+                                    "npu -array-rows=8 -array-cols=8 -dataflow=os"])
+def test_small_groups_run_packed_with_block_diagonal_weights(target, monkeypatch):
+    """ResNeXt's 16 groups of 4 channels fill an eighth of the 32-wide array:
+    npu-pack-groups runs them several at a time, one conv with block-diagonal
+    weights each. It matches onnxruntime and takes fewer cycles than the
+    groups one by one. In an 8 KiB SRAM the packed weights would take over a
+    quarter of it (packed, the block took 140,506 cycles instead of 104,468):
+    the groups stay."""
+    block, feeds = resnext_block(), {"x": randn(1, 64, 16, 16, seed=14)}
+    tolerance = dict(rtol=2e-2, atol=2e-2) if "fp16" in target else FP32
+    packed, _ = compile_and_check(block, feeds, target, **tolerance)
+    if target == SMALL_SRAM_TARGET:
+        assert not packed_groups(packed)
+        return
+    assert len(packed_groups(packed)) == 1, [r.message for r in packed.remarks]
+    assert_slower_without(monkeypatch, "npu-pack-groups", block, target, packed, packed_groups)
 
 
 def split_depthwise(compiled) -> list:
