@@ -14,7 +14,10 @@ patterns the zoo lacks.
     3x3 branches, the image-level feature broadcast by Expand, Concat) at
     128x128;
   - densenet121_all_features: the zoo's DenseNet-121 with each layer reading
-    the Concat of all the features so far, as torchvision's is exported.
+    the Concat of all the features so far, as torchvision's is exported;
+  - regnetx_400mf: RegNetX-400MF's stages (1, 2, 7 and 12 blocks of 32, 64,
+    160 and 400 channels) of 3x3 grouped convs of 16 channels per group
+    between 1x1 convs, residual adds.
 
     from more_models import MODELS
     onnx_model = MODELS["unet_like"]()
@@ -196,6 +199,25 @@ def densenet121_all_features(image: int = 224, classes: int = 1000, batch: int =
                        all_features=True)
 
 
+def regnetx_400mf(image: int = 224, classes: int = 1000, batch: int = 1,
+                  opset: int = 13) -> onnx.ModelProto:
+    g = Graph(9)
+    x, channels = g.conv_bn("stem", "input", 3, 32, 3, 2), 32
+    for stage, (width, depth) in enumerate(zip([32, 64, 160, 400], [1, 2, 7, 12])):
+        for block in range(depth):
+            name, stride = f"s{stage + 1}.b{block}", 2 if block == 0 else 1
+            y = g.conv_bn(name + ".a", x, channels, width, 1)
+            y = g.conv_bn(name + ".b", y, width, width, 3, stride, group=width // 16)
+            y = g.conv_bn(name + ".c", y, width, width, 1, activation=None)
+            shortcut = x if stride == 1 and channels == width else \
+                g.conv_bn(name + ".proj", x, channels, width, 1, stride, activation=None)
+            x = g.relu(g.node("Add", [y, shortcut], name + ".add"))
+            channels = width
+    return g.model("regnetx_400mf", g.classifier(x, channels, classes), batch, image, classes,
+                   opset)
+
+
 MODELS = {"efficientnet_like": efficientnet_like, "unet_like": unet_like,
           "resnet18": resnet18, "mobilenetv1": mobilenetv1, "shufflenetv2": shufflenetv2,
-          "deeplab_aspp": deeplab_aspp, "densenet121_all_features": densenet121_all_features}
+          "deeplab_aspp": deeplab_aspp, "densenet121_all_features": densenet121_all_features,
+          "regnetx_400mf": regnetx_400mf}

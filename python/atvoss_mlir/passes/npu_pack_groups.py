@@ -11,8 +11,9 @@ consecutive groups run as one conv over their P*c input channels with P*f
 filters, whose weights are block-diagonal (each group's filters are zero on the
 other groups' channels): P times the multiply-accumulates, in fewer folds,
 and P times the weight bytes. The machine model chooses P by a conv's GEMM
-cycles plus its weights' DRAM cycles, summed over the convs (the last takes
-the groups left), and packs only when that saves at least
+cycles (or its activations' DRAM cycles, when larger) plus its weights' DRAM
+cycles, summed over the convs (the last takes the groups left), and packs
+only when that saves at least
 MIN_GAIN; each packing is a remark with both estimates. Float convs whose
 weights and bias (or start value) are constants only; the numerics are those
 of the groups (the zeros add nothing).
@@ -161,16 +162,24 @@ def pack_sizes(count: int, best: int) -> list[int]:
     return sizes + ([count % best] if count % best else [])
 
 
-def packed_cycles(groups: list[Group], size: int, pixels: int, target) -> int:
-    """Estimated cycles of the groups in packs of `size`: per conv its GEMM
-    cycles and its weights' DRAM cycles (a small conv's weights load before
-    it computes: measured, the two add up rather than overlap)."""
+def packed_cycles(groups: list[Group], size: int, target) -> int:
+    """Estimated cycles of the groups in packs of `size`: per conv the larger
+    of its GEMM cycles and its input's and output's DRAM cycles (a conv
+    bound by its activations' traffic gains nothing from fewer folds), plus
+    its weights' DRAM cycles (a small conv's weights load before it
+    computes: measured, they add up rather than overlap)."""
     kh, kw, channels, filters = groups[0].weights.shape
+    n, oh, ow, _ = tensor_shape(groups[0].conv.results[0])
+    image = tensor_shape(groups[0].conv.operands[0])
     element = groups[0].weights.dtype.itemsize
+    out_element = ir.RankedTensorType(groups[0].conv.results[0].type).element_type.width // 8
     total = 0
     for pack in pack_sizes(len(groups), size):
         weight_bytes = kh * kw * pack * channels * pack * filters * element
-        total += gemm_cycles(pixels, pack * filters, kh * kw * pack * channels, target) \
+        activation_bytes = image[0] * image[1] * image[2] * pack * channels * element + \
+            n * oh * ow * pack * filters * out_element
+        total += max(gemm_cycles(n * oh * ow, pack * filters, kh * kw * pack * channels, target),
+                     -(-activation_bytes // target.dram_bytes_per_cycle)) \
             + -(-weight_bytes // target.dram_bytes_per_cycle)
     return total
 
@@ -208,9 +217,7 @@ class NpuPackGroups(ModulePass):
     def weigh(groups: list[Group], context: PassContext) -> int | None:
         """The groups per conv that save the most estimated cycles (with a
         remark), None when none saves MIN_GAIN."""
-        n, oh, ow, _ = tensor_shape(groups[0].conv.results[0])
-        pixels = n * oh * ow
-        alone = packed_cycles(groups, 1, pixels, context.target)
+        alone = packed_cycles(groups, 1, context.target)
         kh, kw, channels, filters = groups[0].weights.shape
         # A conv's weights take at most WEIGHT_SHARE of the SRAM: the estimate
         # sees no tiling, and weights tiled down to fit are loaded again.
@@ -219,8 +226,8 @@ class NpuPackGroups(ModulePass):
                  <= context.target.max_sram_bytes * WEIGHT_SHARE]
         if not sizes:
             return None
-        best = min(sizes, key=lambda size: packed_cycles(groups, size, pixels, context.target))
-        packed = packed_cycles(groups, best, pixels, context.target)
+        best = min(sizes, key=lambda size: packed_cycles(groups, size, context.target))
+        packed = packed_cycles(groups, best, context.target)
         if packed > alone * (1 - MIN_GAIN):
             return None
         context.diagnostics.remark(
