@@ -13,10 +13,10 @@ other groups' channels): P times the multiply-accumulates, in fewer folds,
 and P times the weight bytes. The machine model chooses P by a conv's GEMM
 cycles (or its activations' DRAM cycles, when larger) plus its weights' DRAM
 cycles, summed over the convs (the last takes the groups left), and packs
-only when that saves at least
-MIN_GAIN; each packing is a remark with both estimates. Float convs whose
-weights and bias (or start value) are constants only; the numerics are those
-of the groups (the zeros add nothing).
+only when that saves at least MIN_GAIN; each packing is a remark with both
+estimates. Float and int8 convs whose weights and bias (or start value) are
+constants only; the numerics are those of the groups (the zeros add
+nothing).
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from ..frontend.builders import constant_tensor, empty, fill
 from ..machine_model import gemm_cycles
 from ..recipes.problem import constant_value, ints, npu_attribute_names
 from . import ModulePass, PassContext, erase_if_unused, ops_where
-from .npu_pool_before_conv import FLOAT_TYPES, constant_array
 from .npu_select_conv_strategy import tensor_shape
 
 # The least share of the groups' estimated cycles packing must save: the
@@ -39,6 +38,29 @@ from .npu_select_conv_strategy import tensor_shape
 MIN_GAIN = 0.05
 # The most of the SRAM a packed conv's weights may take.
 WEIGHT_SHARE = 0.25
+
+
+# (input and weights, output) element types of the convs packed: float, and
+# int8 accumulating in i32 (the input's zero point is folded into the bias per
+# filter, which a group's zero weights on the other groups' channels keep).
+TYPES = {("f32", "f32"), ("f16", "f16"), ("f16", "f32"), ("i8", "i32")}
+
+
+def constant_array(value: ir.Value) -> np.ndarray | None:
+    """The elements of an arith.constant tensor of floats or integers, when
+    they are readable."""
+    if not isinstance(value, ir.OpResult) or value.owner.name != "arith.constant":
+        return None
+    for kind in (ir.DenseFPElementsAttr, ir.DenseIntElementsAttr):
+        try:
+            return np.array(kind(value.owner.attributes["value"]))
+        except (ValueError, TypeError):   # another kind, a resource blob
+            continue
+    return None
+
+
+def element_name(value: ir.Value) -> str:
+    return str(ir.RankedTensorType(value.type).element_type)
 
 
 @dataclass
@@ -103,9 +125,9 @@ def _group(insert, source) -> Group | None:
     if offsets[:3] != [0, 0, 0] or sizes[:3] != shape[:3]:
         return None
     weights, start = constant_array(conv.operands[1]), _start(conv.operands[2])
-    if weights is None or start is None or any(
-            str(ir.RankedTensorType(v.type).element_type) not in FLOAT_TYPES
-            for v in conv.operands):
+    image, weight_type, output = (element_name(v) for v in conv.operands)
+    if weights is None or start is None or image != weight_type \
+            or (image, output) not in TYPES:
         return None
     return Group(insert, conv, offsets[3], weights, start)
 
@@ -178,8 +200,9 @@ def packed_cycles(groups: list[Group], size: int, target) -> int:
         weight_bytes = kh * kw * pack * channels * pack * filters * element
         activation_bytes = image[0] * image[1] * image[2] * pack * channels * element + \
             n * oh * ow * pack * filters * out_element
-        total += max(gemm_cycles(n * oh * ow, pack * filters, kh * kw * pack * channels, target),
-                     -(-activation_bytes // target.dram_bytes_per_cycle)) \
+        gemm = gemm_cycles(n * oh * ow, pack * filters, kh * kw * pack * channels, target,
+                           int8=groups[0].weights.dtype == np.int8)
+        total += max(gemm, -(-activation_bytes // target.dram_bytes_per_cycle)) \
             + -(-weight_bytes // target.dram_bytes_per_cycle)
     return total
 
@@ -263,7 +286,7 @@ class NpuPackGroups(ModulePass):
                 shape = [n, oh, ow, count * filters]
                 if isinstance(first.start, np.ndarray):
                     bias = constant_tensor(np.concatenate([g.start for g in pack]).astype(
-                        FLOAT_TYPES[str(element)]))
+                        first.start.dtype))
                     start = linalg.broadcast(bias, outs=[empty(shape, element)],
                                              dimensions=[0, 1, 2])
                 else:
