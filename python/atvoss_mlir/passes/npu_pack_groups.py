@@ -46,9 +46,10 @@ WEIGHT_SHARE = 0.25
 TYPES = {("f32", "f32"), ("f16", "f16"), ("f16", "f32"), ("i8", "i32")}
 
 
-def constant_array(value: ir.Value) -> np.ndarray | None:
+def constant_elements(value: ir.Value) -> np.ndarray | None:
     """The elements of an arith.constant tensor of floats or integers, when
-    they are readable."""
+    they are readable (npu_pool_before_conv.constant_array reads floats only,
+    for the passes that scale or permute float weights)."""
     if not isinstance(value, ir.OpResult) or value.owner.name != "arith.constant":
         return None
     for kind in (ir.DenseFPElementsAttr, ir.DenseIntElementsAttr):
@@ -101,8 +102,8 @@ def _start(init: ir.Value) -> np.ndarray | float | None:
     source = broadcast.operands[0]
     sliced = _owner(source, "tensor.extract_slice")
     if sliced is None:
-        return constant_array(source)
-    whole, box = constant_array(sliced.operands[0]), _static_slice(sliced)
+        return constant_elements(source)
+    whole, box = constant_elements(sliced.operands[0]), _static_slice(sliced)
     if whole is None or box is None:
         return None
     (offset,), (size,) = box
@@ -124,7 +125,7 @@ def _group(insert, source) -> Group | None:
     offsets, sizes = box
     if offsets[:3] != [0, 0, 0] or sizes[:3] != shape[:3]:
         return None
-    weights, start = constant_array(conv.operands[1]), _start(conv.operands[2])
+    weights, start = constant_elements(conv.operands[1]), _start(conv.operands[2])
     image, weight_type, output = (element_name(v) for v in conv.operands)
     if weights is None or start is None or image != weight_type \
             or (image, output) not in TYPES:
@@ -253,10 +254,11 @@ class NpuPackGroups(ModulePass):
         packed = packed_cycles(groups, best, context.target)
         if packed > alone * (1 - MIN_GAIN):
             return None
+        convs = len(pack_sizes(len(groups), best))
         context.diagnostics.remark(
             groups[0].conv.location,
             f"{len(groups)} groups of {filters} filters over {kh * kw * channels} inputs run "
-            f"{best} at a time, as {len(pack_sizes(len(groups), best))} convs with "
+            f"{best} at a time, as {convs} conv{'s' if convs > 1 else ''} with "
             f"block-diagonal weights ({best}x the MACs and weight bytes, estimated {alone} -> "
             f"{packed} cycles)")
         return best

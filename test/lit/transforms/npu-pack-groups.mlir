@@ -28,7 +28,7 @@ func.func @groups$of_4(%x: tensor<1x8x8x32xf32>) -> tensor<1x8x8x32xf32> {
   %b0 = tensor.extract_slice %bias[0] [4] [1] : tensor<32xf32> to tensor<4xf32>
   %i0 = tensor.empty() : tensor<1x8x8x4xf32>
   %s0 = linalg.broadcast ins(%b0 : tensor<4xf32>) outs(%i0 : tensor<1x8x8x4xf32>) dimensions = [0, 1, 2]
-  // expected-remark @below {{8 groups of 4 filters over 4 inputs run 8 at a time, as 1 convs with block-diagonal weights}}
+  // expected-remark @below {{8 groups of 4 filters over 4 inputs run 8 at a time, as 1 conv with block-diagonal weights}}
   %c0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x0, %cw0 : tensor<1x8x8x4xf32>, tensor<1x1x4x4xf32>) outs(%s0 : tensor<1x8x8x4xf32>) -> tensor<1x8x8x4xf32>
   %r0 = tensor.insert_slice %c0 into %e[0, 0, 0, 0] [1, 8, 8, 4] [1, 1, 1, 1] : tensor<1x8x8x4xf32> into tensor<1x8x8x32xf32>
   %x1 = tensor.extract_slice %x[0, 0, 0, 4] [1, 8, 8, 4] [1, 1, 1, 1] : tensor<1x8x8x32xf32> to tensor<1x8x8x4xf32>
