@@ -29,7 +29,9 @@ from mlir.dialects import linalg, tensor
 
 from ..frontend.builders import constant_tensor, empty, fill
 from ..machine_model import gemm_cycles
+from ..recipes.ir_queries import made_by, type_name
 from ..recipes.problem import constant_value, ints, npu_attribute_names
+from ..recipes.tile_ir import static
 from . import ModulePass, PassContext, erase_if_unused, ops_where
 from .npu_select_conv_strategy import tensor_shape
 
@@ -60,10 +62,6 @@ def constant_elements(value: ir.Value) -> np.ndarray | None:
     return None
 
 
-def element_name(value: ir.Value) -> str:
-    return str(ir.RankedTensorType(value.type).element_type)
-
-
 @dataclass
 class Group:
     """One group's conv: its input's first channel, weights and start (a bias
@@ -78,29 +76,23 @@ class Group:
 def _static_slice(op) -> tuple[list, list] | None:
     """(offsets, sizes) of an extract or insert slice with static unit-stride
     offsets and sizes."""
-    offsets, sizes = ints(op.attributes["static_offsets"], []), \
-        ints(op.attributes["static_sizes"], [])
     if len(op.operands) != (1 if op.name == "tensor.extract_slice" else 2) \
-            or any(s != 1 for s in ints(op.attributes["static_strides"], [])):
+            or any(s != 1 for s in static(op, "static_strides")):
         return None
-    return offsets, sizes
-
-
-def _owner(value: ir.Value, name: str):
-    return value.owner if isinstance(value, ir.OpResult) and value.owner.name == name else None
+    return static(op, "static_offsets"), static(op, "static_sizes")
 
 
 def _start(init: ir.Value) -> np.ndarray | float | None:
     """The conv's start: a constant per filter (a broadcast bias, sliced from a
     constant or not) or a constant fill value."""
-    fill_op = _owner(init, "linalg.fill")
+    fill_op = made_by(init, "linalg.fill")
     if fill_op is not None:
         return constant_value(fill_op.operands[0])
-    broadcast = _owner(init, "linalg.broadcast")
+    broadcast = made_by(init, "linalg.broadcast")
     if broadcast is None or ints(broadcast.attributes["dimensions"], ()) != [0, 1, 2]:
         return None
     source = broadcast.operands[0]
-    sliced = _owner(source, "tensor.extract_slice")
+    sliced = made_by(source, "tensor.extract_slice")
     if sliced is None:
         return constant_elements(source)
     whole, box = constant_elements(sliced.operands[0]), _static_slice(sliced)
@@ -114,10 +106,10 @@ def _group(insert, source) -> Group | None:
     """The group a concatenation's insert_slice writes: a conv of a channel
     slice of `source` (None: any), with constant weights and start, read by
     nothing else."""
-    conv = _owner(insert.operands[0], "linalg.conv_2d_nhwc_hwcf")
+    conv = made_by(insert.operands[0], "linalg.conv_2d_nhwc_hwcf")
     if conv is None or len(list(conv.results[0].uses)) != 1 or npu_attribute_names(conv):
         return None
-    sliced = _owner(conv.operands[0], "tensor.extract_slice")
+    sliced = made_by(conv.operands[0], "tensor.extract_slice")
     box = _static_slice(sliced) if sliced is not None else None
     shape = tensor_shape(sliced.operands[0]) if sliced is not None else None
     if box is None or shape is None or (source is not None and sliced.operands[0] != source):
@@ -126,7 +118,7 @@ def _group(insert, source) -> Group | None:
     if offsets[:3] != [0, 0, 0] or sizes[:3] != shape[:3]:
         return None
     weights, start = constant_elements(conv.operands[1]), _start(conv.operands[2])
-    image, weight_type, output = (element_name(v) for v in conv.operands)
+    image, weight_type, output = (type_name(v) for v in conv.operands)
     if weights is None or start is None or image != weight_type \
             or (image, output) not in TYPES:
         return None
@@ -143,9 +135,9 @@ def grouped_conv(last) -> list[Group] | None:
     while op is not None and op.name == "tensor.insert_slice":
         inserts.append(op)
         dest = op.operands[1]
-        if _owner(dest, "tensor.empty") is not None:
+        if made_by(dest, "tensor.empty") is not None:
             break
-        op = _owner(dest, "tensor.insert_slice")
+        op = made_by(dest, "tensor.insert_slice")
         if op is not None and len(list(op.results[0].uses)) != 1:
             return None
     else:
@@ -185,6 +177,12 @@ def pack_sizes(count: int, best: int) -> list[int]:
     return sizes + ([count % best] if count % best else [])
 
 
+def packed_weight_bytes(groups: list[Group], pack: int) -> int:
+    """Bytes of one conv's block-diagonal weights over `pack` groups."""
+    kh, kw, channels, filters = groups[0].weights.shape
+    return kh * kw * pack * channels * pack * filters * groups[0].weights.itemsize
+
+
 def packed_cycles(groups: list[Group], size: int, target) -> int:
     """Estimated cycles of the groups in packs of `size`: per conv the larger
     of its GEMM cycles and its input's and output's DRAM cycles (a conv
@@ -198,7 +196,7 @@ def packed_cycles(groups: list[Group], size: int, target) -> int:
     out_element = ir.RankedTensorType(groups[0].conv.results[0].type).element_type.width // 8
     total = 0
     for pack in pack_sizes(len(groups), size):
-        weight_bytes = kh * kw * pack * channels * pack * filters * element
+        weight_bytes = packed_weight_bytes(groups, pack)
         activation_bytes = image[0] * image[1] * image[2] * pack * channels * element + \
             n * oh * ow * pack * filters * out_element
         gemm = gemm_cycles(n * oh * ow, pack * filters, kh * kw * pack * channels, target,
@@ -246,7 +244,7 @@ class NpuPackGroups(ModulePass):
         # A conv's weights take at most WEIGHT_SHARE of the SRAM: the estimate
         # sees no tiling, and weights tiled down to fit are loaded again.
         sizes = [size for size in range(2, len(groups) + 1)
-                 if kh * kw * size * channels * size * filters * groups[0].weights.itemsize
+                 if packed_weight_bytes(groups, size)
                  <= context.target.max_sram_bytes * WEIGHT_SHARE]
         if not sizes:
             return None

@@ -31,6 +31,7 @@ from mlir import ir
 from mlir.dialects import tensor
 
 from ..frontend.builders import constant_tensor
+from ..recipes.ir_queries import made_by
 from ..recipes.problem import ints
 from . import ModulePass, PassContext, erase_if_unused, ops_where, tensor_bytes
 from .cascade_chains import constant_padding, read_only_by
@@ -40,10 +41,6 @@ from ..frontend.builders import reassociation_attr
 from .layout_moves import reassociation, static_shaped
 
 SPLIT_CHANNELS = [[0], [1], [2], [3, 4]]
-
-
-def _owner(value: ir.Value, name: str):
-    return value.owner if isinstance(value, ir.OpResult) and value.owner.name == name else None
 
 
 @dataclass
@@ -72,22 +69,22 @@ def shuffle_read_by(conv) -> Shuffle | None:
     """The channel shuffle `conv` reads (through a padding of rows and
     columns), read by nothing else; else None."""
     value, pad = conv.operands[0], None
-    padded = _owner(value, "tensor.pad")
+    padded = made_by(value, "tensor.pad")
     if padded is not None:
         low, high = ints(padded.attributes["static_low"], []), \
             ints(padded.attributes["static_high"], [])
         if len(padded.operands) != 1 or low[3] or high[3] or not read_only_by(value, conv):
             return None
         pad, value = padded, padded.operands[0]
-    collapse = _owner(value, "tensor.collapse_shape")
+    collapse = made_by(value, "tensor.collapse_shape")
     if collapse is None or not read_only_by(value, pad or conv) \
             or reassociation(collapse) != SPLIT_CHANNELS:
         return None
-    shuffle = _owner(collapse.operands[0], "linalg.transpose")
+    shuffle = made_by(collapse.operands[0], "linalg.transpose")
     if shuffle is None or not read_only_by(shuffle.results[0], collapse) \
             or ints(shuffle.attributes["permutation"], []) != [0, 1, 2, 4, 3]:
         return None
-    expand = _owner(shuffle.operands[0], "tensor.expand_shape")
+    expand = made_by(shuffle.operands[0], "tensor.expand_shape")
     if expand is None or not read_only_by(expand.results[0], shuffle) \
             or reassociation(expand) != SPLIT_CHANNELS \
             or not static_shaped(expand.operands[0], conv.results[0]):
@@ -103,13 +100,13 @@ def permuted_constants(conv, source_channel: np.ndarray):
         return "its weights are no float constant it can permute"
     inverse = np.argsort(source_channel)
     init = conv.operands[2]
-    broadcast = _owner(init, "linalg.broadcast")
+    broadcast = made_by(init, "linalg.broadcast")
     if broadcast is not None:
         bias = channel_bias(broadcast)
         if bias is None or not read_only_by(init, conv):
             return "its bias is no float constant per channel it can permute"
         return weights[..., inverse], (broadcast, bias[inverse])
-    if _owner(init, "linalg.fill") is None and _owner(init, "tensor.empty") is None:
+    if made_by(init, "linalg.fill") is None and made_by(init, "tensor.empty") is None:
         return "it starts from a tensor other than a bias"
     return weights[..., inverse], None
 

@@ -47,7 +47,13 @@ def is_reduction(op) -> bool:
 
 
 def type_name(value: ir.Value) -> str:
-    return str(ir.MemRefType(value.type).element_type)
+    """The element type of a memref or tensor value, as text ("f32")."""
+    return str(ir.ShapedType(value.type).element_type)
+
+
+def made_by(value: ir.Value, name: str):
+    """The op named `name` that makes `value`, else None."""
+    return value.owner if isinstance(value, ir.OpResult) and value.owner.name == name else None
 
 
 def static_shape(value: ir.Value, what: str) -> list[int]:
